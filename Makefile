@@ -1,0 +1,48 @@
+# Set-up and everyday commands. Needs only Python (>= 3.10) and make.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+SHARED ?= ../shared
+
+.PHONY: demo test lint bench bench-svm bench-predict clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The stamp files make the install step re-run when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(VENV)/.installed $@
+
+demo: $(VENV)/.installed
+	@echo "== two-class: train svm on sample_data/pcmac.train, predict sample_data/pcmac.test"
+	$(BIN)/ssl-train -a svm -W 0.001 sample_data/pcmac.train out.pcmac.model
+	$(BIN)/ssl-predict sample_data/pcmac.test out.pcmac.model out.pcmac.pred
+	@echo "== multi-class (one-vs-rest): rls and svm on sample_data/shuttle.train"
+	$(BIN)/ssl-train -a rls -W 0.01 sample_data/shuttle.train out.shuttle-rls.model
+	$(BIN)/ssl-predict sample_data/shuttle.test out.shuttle-rls.model out.shuttle-rls.pred
+	$(BIN)/ssl-train -a svm -W 0.01 -v 5 sample_data/shuttle.train
+	@rm -f out.pcmac.model out.pcmac.pred out.shuttle-rls.model out.shuttle-rls.pred
+
+test: $(VENV)/.installed-test
+	$(BIN)/ruff check ssl_cli solvers formats tests bench
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q tests
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check ssl_cli solvers formats tests bench
+
+bench: bench-svm bench-predict
+
+bench-svm: $(VENV)/.installed-test
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_svm.py
+
+bench-predict: $(VENV)/.installed-test
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_predict.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

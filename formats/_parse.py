@@ -1,0 +1,209 @@
+"""The SVMlight/LIBSVM line parser, compiled with numba.
+
+One pass over a byte buffer of whole lines produces CSR arrays. Numbers are converted by the C
+library's ``strtod`` (correctly rounded, the same digits Python's ``float()`` gives), called
+directly from the compiled loop. The parser stops at the first bad token and reports an error
+code with the line and the token's byte span; ``formats.svmlight`` turns that into a message.
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+# Error codes returned in err[0]; the messages live in formats.svmlight.
+OK = 0
+E_LABEL = 1
+E_LABEL_IS_FEATURE = 2
+E_LABEL_NONFINITE = 3
+E_TOKEN = 4
+E_INDEX_ZERO = 5
+E_NOT_INCREASING = 6
+E_VALUE_NONFINITE = 7
+E_INDEX_LARGE = 8
+E_COST = 9
+E_INDEX_NEGATIVE = 10
+
+INDEX_MAX = 2147483647
+
+
+@intrinsic
+def _strtod(typingctx, base, offset, endbuf):
+    """strtod(base + offset, &end): declared by symbol name so the compiled code can be cached."""
+    sig = types.float64(types.voidptr, types.int64, types.voidptr)
+
+    def codegen(context, builder, signature, args):
+        base_ptr, off, end_ptr = args
+        char_p = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.DoubleType(), [char_p, char_p.as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "strtod")
+        start = builder.gep(builder.bitcast(base_ptr, char_p), [off])
+        return builder.call(fn, [start, builder.bitcast(end_ptr, char_p.as_pointer())])
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def _is_space(c):
+    # space, \t, \v, \f, \r: the separators SVMlight and Python's bytes.split() accept
+    return c == 32 or c == 9 or c == 11 or c == 12 or c == 13
+
+
+@njit(cache=True)
+def _number(buf, base, s, e, endp):
+    """Parse buf[s:e] as a whole float; returns (value, ok). Hex floats are refused."""
+    for k in range(s, e):
+        if buf[k] == 120 or buf[k] == 88:  # 'x' / 'X'
+            return 0.0, False
+    v = _strtod(buf.ctypes, s, endp.ctypes)
+    return v, (endp[0] - base) == e
+
+
+@njit(cache=True)
+def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens):
+    """Parse ``buf[:n]`` (whole lines, ``buf[n-1] == '\\n'``, ``buf[n] == 0``).
+
+    Returns labels, costs, row_line (0-based line of each row within the buffer), indptr,
+    indices (0-based), data, nrows, nnz, max_index (0-based, -1 if none) and err, an int64
+    array ``[code, line, token_start, token_end, a, b]``. Indices ``>= col_limit`` are validated
+    but not stored (``col_limit < 0``: keep all). Blank and comment-only lines are not rows.
+    """
+    labels = np.zeros(max_rows)
+    costs = np.ones(max_rows)
+    row_line = np.empty(max_rows, np.int64)
+    indptr = np.zeros(max_rows + 1, np.int64)
+    indices = np.empty(max_tokens, np.int32)
+    data = np.empty(max_tokens)
+    err = np.zeros(6, np.int64)
+    endp = np.zeros(1, np.int64)
+    base = buf.ctypes.data
+    nrows = 0
+    nnz = 0
+    max_idx = -1
+    line = 0
+    pos = 0
+    while pos < n:
+        eol = pos
+        while buf[eol] != 10:
+            eol += 1
+        p = pos
+        first = True
+        started = False
+        prev = -1
+        while True:
+            while p < eol and _is_space(buf[p]):
+                p += 1
+            if p >= eol or buf[p] == 35:  # end of line or '#' comment
+                break
+            s = p
+            while p < eol and not _is_space(buf[p]) and buf[p] != 35:
+                p += 1
+            e = p
+            if not started:
+                started = True
+                row_line[nrows] = line
+                costs[nrows] = 1.0
+                labels[nrows] = 0.0
+            if first and has_label:
+                first = False
+                for k in range(s, e):
+                    if buf[k] == 58:
+                        err[0] = E_LABEL_IS_FEATURE
+                        err[1] = line
+                        err[2] = s
+                        err[3] = e
+                        return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+                v, ok = _number(buf, base, s, e, endp)
+                if not ok:
+                    err[0] = E_LABEL
+                elif not np.isfinite(v):
+                    err[0] = E_LABEL_NONFINITE
+                if err[0] != OK:
+                    err[1] = line
+                    err[2] = s
+                    err[3] = e
+                    return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+                labels[nrows] = v
+                continue
+            first = False
+            c = s
+            while c < e and buf[c] != 58:
+                c += 1
+            if c == e or c == s or c + 1 == e:
+                err[0] = E_TOKEN
+                err[1] = line
+                err[2] = s
+                err[3] = e
+                return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+            # qid:, sid: and cost: are SVMlight's special tokens
+            if c - s == 3 and ((buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100) or
+                               (buf[s] == 115 and buf[s + 1] == 105 and buf[s + 2] == 100)):
+                continue
+            if c - s == 4 and buf[s] == 99 and buf[s + 1] == 111 and buf[s + 2] == 115 \
+                    and buf[s + 3] == 116:
+                v, ok = _number(buf, base, c + 1, e, endp)
+                if not ok or not np.isfinite(v) or v < 0.0:
+                    err[0] = E_COST
+                    err[1] = line
+                    err[2] = s
+                    err[3] = e
+                    return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+                costs[nrows] = v
+                continue
+            k = s
+            neg = False
+            if buf[k] == 45:  # '-'
+                neg = True
+                k += 1
+            elif buf[k] == 43:  # '+'
+                k += 1
+            if k == c:
+                err[0] = E_TOKEN
+            idx = 0
+            while k < c and err[0] == OK:
+                d = buf[k] - 48
+                if d < 0 or d > 9:
+                    err[0] = E_TOKEN
+                elif idx <= INDEX_MAX:
+                    idx = idx * 10 + d
+                k += 1
+            if err[0] == OK:
+                if neg:
+                    err[0] = E_INDEX_NEGATIVE
+                elif idx > INDEX_MAX:
+                    err[0] = E_INDEX_LARGE
+                elif not zero_based and idx == 0:
+                    err[0] = E_INDEX_ZERO
+            if err[0] == OK:
+                if not zero_based:
+                    idx -= 1
+                if idx <= prev:
+                    err[0] = E_NOT_INCREASING
+                    err[4] = idx
+                    err[5] = prev
+            if err[0] == OK:
+                v, ok = _number(buf, base, c + 1, e, endp)
+                if not ok:
+                    err[0] = E_TOKEN
+                elif not np.isfinite(v):
+                    err[0] = E_VALUE_NONFINITE
+                    err[4] = idx
+            if err[0] != OK:
+                err[1] = line
+                err[2] = s
+                err[3] = e
+                return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+            prev = idx
+            if col_limit < 0 or idx < col_limit:
+                indices[nnz] = idx
+                data[nnz] = v
+                nnz += 1
+            if idx > max_idx:
+                max_idx = idx
+        if started:
+            nrows += 1
+            indptr[nrows] = nnz
+        pos = eol + 1
+        line += 1
+    return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err

@@ -1,0 +1,15 @@
+"""The one exception type for bad user input (data, labels, model files)."""
+
+
+class DataError(Exception):
+    """A user-facing input error: the message is one line that names the file (and the line).
+
+    The command-line layer prints it as ``prog: error: <message>`` and exits with status 1.
+    """
+
+    def __init__(self, where: str, message: str, line: int | None = None):
+        self.where = where
+        self.line = line
+        self.message = message
+        loc = f"{where}:{line}" if line is not None else where
+        super().__init__(f"{loc}: {message}")

@@ -1,0 +1,314 @@
+"""SVMlight / LIBSVM data files: reading (whole or in chunks) and writing.
+
+Format: ``label idx:val idx:val ... # comment``, one row per line. Labels are integers; ``0``
+marks an unlabeled row (SVMlight's transductive convention). Indices are one-based by default
+(``zero_based=True`` for files that start at 0) and must increase strictly. ``qid:`` and
+``sid:`` tokens are accepted and ignored; ``cost:c`` sets the row's cost factor (SVMlight).
+Blank lines and ``#`` comments (whole-line or trailing) are skipped. ``.gz`` and ``.bz2`` files
+(recognised by their magic bytes) and ``-`` for standard input are read transparently.
+
+SVMlin's split layout (a features-only file plus one label per line in a separate file) is read
+with ``labels=PATH``.
+
+Every input error raises :class:`formats.errors.DataError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from formats import _parse as P
+from formats.errors import DataError
+
+CHUNK_BYTES = 8 << 20
+
+
+@dataclass
+class Dataset:
+    """Rows of a data file.
+
+    X: CSR float64 (rows x n_features), 0-based columns. y: float64 labels, 0 = unlabeled.
+    cost: per-row cost factor (1 unless the file gives ``cost:``). lines: 1-based line number
+    of each row in its file (for error messages). name: the file name as the user gave it.
+    """
+
+    X: sp.csr_matrix
+    y: np.ndarray
+    cost: np.ndarray
+    lines: np.ndarray
+    name: str
+
+    @property
+    def n_rows(self) -> int:
+        return self.X.shape[0]
+
+    def subset(self, rows: np.ndarray) -> Dataset:
+        return Dataset(self.X[rows], self.y[rows], self.cost[rows], self.lines[rows], self.name)
+
+
+# --------------------------------------------------------------------------- opening files
+
+def open_input(path: str):
+    """Open a data file for binary reading: ``-`` is stdin; gzip/bzip2 are detected by magic."""
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise DataError(path, f"cannot open: {e.strerror or e}") from None
+    try:
+        magic = f.read(3)
+        f.seek(0)
+    except OSError as e:
+        f.close()
+        raise DataError(path, f"cannot read: {e.strerror or e}") from None
+    if magic[:2] == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    if magic == b"BZh":
+        return bz2.BZ2File(f, mode="rb")
+    return f
+
+
+def _read(stream, size: int, name: str) -> bytes:
+    try:
+        return stream.read(size)
+    except (OSError, EOFError, ValueError) as e:  # corrupt or truncated .gz/.bz2
+        raise DataError(name, f"cannot read: {e}") from None
+
+
+def iter_line_blocks(stream, name: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
+    """Yield (block, first_line) where block holds whole lines ending in ``\\n``.
+
+    first_line is the 1-based number of the block's first line in the file.
+    """
+    rest = b""
+    line_no = 1
+    while True:
+        piece = _read(stream, chunk_bytes, name)
+        if not piece:
+            break
+        buf = rest + piece if rest else piece
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            rest = buf
+            continue
+        block, rest = buf[: cut + 1], buf[cut + 1:]
+        yield block, line_no
+        line_no += block.count(b"\n")
+    if rest:
+        yield rest + b"\n", line_no
+
+
+# --------------------------------------------------------------------------- parsing
+
+def _token(block: bytes, err) -> str:
+    return block[int(err[2]): int(err[3])].decode("utf-8", "replace")
+
+
+def _message(code: int, block: bytes, err, zero_based: bool) -> str:
+    tok = _token(block, err)
+    one = 0 if zero_based else 1
+    if code == P.E_LABEL:
+        return f"malformed label '{tok}'"
+    if code == P.E_LABEL_IS_FEATURE:
+        return (f"malformed label '{tok}' (the line starts with a feature; for a features-only "
+                "file give the labels with --labels FILE)")
+    if code == P.E_LABEL_NONFINITE:
+        return f"label '{tok}' is not a finite number"
+    if code == P.E_TOKEN:
+        return f"malformed token '{tok}' (expected index:value)"
+    if code == P.E_INDEX_ZERO:
+        return ("feature index 0 in a one-based file (use --zero-based for files whose indices "
+                "start at 0)")
+    if code == P.E_NOT_INCREASING:
+        return (f"feature indices must increase strictly ({int(err[4]) + one} after "
+                f"{int(err[5]) + one})")
+    if code == P.E_VALUE_NONFINITE:
+        return f"value of feature {int(err[4]) + one} is not a finite number ('{tok}')"
+    if code == P.E_INDEX_LARGE:
+        return f"feature index too large in '{tok}' (at most {P.INDEX_MAX})"
+    if code == P.E_COST:
+        return f"malformed cost '{tok}' (expected cost:<non-negative number>)"
+    if code == P.E_INDEX_NEGATIVE:
+        return f"negative feature index in '{tok}'"
+    return f"unreadable token '{tok}'"
+
+
+@dataclass
+class _Chunk:
+    labels: np.ndarray
+    costs: np.ndarray
+    lines: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    max_index: int
+
+
+def _parse_block(block: bytes, first_line: int, name: str, has_label: bool, zero_based: bool,
+                 col_limit: int) -> _Chunk:
+    n = len(block)
+    buf = np.frombuffer(block + b"\0", dtype=np.uint8)
+    max_rows = block.count(b"\n") + 1
+    max_tokens = block.count(b":") + 1
+    (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,
+     err) = P.parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
+    if err[0] != P.OK:
+        raise DataError(name, _message(int(err[0]), block, err, zero_based),
+                        line=first_line + int(err[1]))
+    lab = labels[:nrows]
+    bad = np.flatnonzero(lab != np.round(lab))
+    if bad.size:
+        r = bad[0]
+        raise DataError(name, f"label {lab[r]:g} is not an integer class label",
+                        line=first_line + int(row_line[r]))
+    return _Chunk(lab, costs[:nrows], row_line[:nrows] + first_line, indptr[: nrows + 1],
+                  indices[:nnz], data[:nnz], int(max_idx))
+
+
+class _LabelsFile:
+    """One label per line (SVMlin's layout); blank lines and # comments are skipped."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.stream = open_input(path)
+        self.lines = io.TextIOWrapper(self.stream, encoding="utf-8", errors="replace")
+        self.line_no = 0
+
+    def take(self, k: int, data_name: str) -> np.ndarray:
+        out = np.empty(k)
+        i = 0
+        while i < k:
+            try:
+                raw = self.lines.readline()
+            except (OSError, EOFError, ValueError) as e:
+                raise DataError(self.path, f"cannot read: {e}") from None
+            if not raw:
+                raise DataError(self.path, f"has fewer labels than {data_name} has rows "
+                                f"({self.line_no} lines read)")
+            self.line_no += 1
+            text = raw.split("#", 1)[0].strip()
+            if not text:
+                continue
+            try:
+                v = float(text)
+            except ValueError:
+                raise DataError(self.path, f"malformed label '{text}'", line=self.line_no) from None
+            if not np.isfinite(v) or v != round(v):
+                raise DataError(self.path, f"label '{text}' is not an integer class label",
+                                line=self.line_no)
+            out[i] = v
+            i += 1
+        return out
+
+    def finish(self, data_name: str) -> None:
+        for raw in self.lines:
+            self.line_no += 1
+            if raw.split("#", 1)[0].strip():
+                raise DataError(self.path, f"has more labels than {data_name} has rows",
+                                line=self.line_no)
+
+
+def iter_chunks(path: str, *, zero_based: bool = False, labels: str | None = None,
+                n_features: int | None = None,
+                chunk_bytes: int = CHUNK_BYTES) -> Iterator[Dataset]:
+    """Read a data file in pieces of about ``chunk_bytes`` (constant memory).
+
+    With ``n_features`` set, feature indices beyond it are ignored (LIBSVM's rule at predict
+    time) and every chunk has exactly that many columns; otherwise each chunk is as wide as its
+    own largest index. With ``labels``, the data file has no label column and the labels come
+    from that file, one per row.
+    """
+    stream = open_input(path)
+    lab = _LabelsFile(labels) if labels is not None else None
+    col_limit = -1 if n_features is None else int(n_features)
+    try:
+        for block, first in iter_line_blocks(stream, path, chunk_bytes):
+            ch = _parse_block(block, first, path, lab is None, zero_based, col_limit)
+            nrows = ch.labels.size
+            if nrows == 0:
+                continue
+            y = lab.take(nrows, path) if lab is not None else ch.labels
+            width = n_features if n_features is not None else ch.max_index + 1
+            X = sp.csr_matrix((ch.data, ch.indices, ch.indptr), shape=(nrows, width))
+            yield Dataset(X, y, ch.costs, ch.lines, path)
+        if lab is not None:
+            lab.finish(path)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def read_dataset(path: str, *, zero_based: bool = False, labels: str | None = None,
+                 n_features: int | None = None, chunk_bytes: int = CHUNK_BYTES) -> Dataset:
+    """Read a whole data file (see :func:`iter_chunks`). An empty file is an error."""
+    parts = list(iter_chunks(path, zero_based=zero_based, labels=labels, n_features=n_features,
+                             chunk_bytes=chunk_bytes))
+    if not parts:
+        raise DataError(path, "no data rows (the file is empty or has only comments)")
+    if len(parts) == 1:
+        return parts[0]
+    width = n_features if n_features is not None else max(p.X.shape[1] for p in parts)
+    nnz = np.cumsum([0] + [p.X.nnz for p in parts])
+    indptr = np.concatenate([parts[0].X.indptr.astype(np.int64)] +
+                            [p.X.indptr[1:].astype(np.int64) + nnz[i] for i, p in
+                             enumerate(parts) if i > 0])
+    X = sp.csr_matrix((np.concatenate([p.X.data for p in parts]),
+                       np.concatenate([p.X.indices for p in parts]), indptr),
+                      shape=(int(indptr.size - 1), width))
+    return Dataset(X, np.concatenate([p.y for p in parts]),
+                   np.concatenate([p.cost for p in parts]),
+                   np.concatenate([p.lines for p in parts]), path)
+
+
+# --------------------------------------------------------------------------- writing
+
+def format_label(v: float) -> str:
+    return f"{int(v):+d}" if v in (1.0, -1.0) else str(int(v))
+
+
+def write_dataset(path: str, X, y, *, zero_based: bool = False) -> None:
+    """Write rows as SVMlight text (floats exactly, ``repr``); ``.gz``/``.bz2`` by extension.
+
+    The write is atomic (temporary file, then rename).
+    """
+    X = sp.csr_matrix(X)
+    off = 0 if zero_based else 1
+    lines = []
+    for i in range(X.shape[0]):
+        a, b = X.indptr[i], X.indptr[i + 1]
+        feats = " ".join(f"{j + off}:{v!r}" for j, v in
+                         zip(X.indices[a:b].tolist(), X.data[a:b].tolist()))
+        lines.append(f"{format_label(y[i])} {feats}".rstrip() + "\n")
+    payload = "".join(lines).encode()
+    if path.endswith(".gz"):
+        payload = gzip.compress(payload, mtime=0)
+    elif path.endswith(".bz2"):
+        payload = bz2.compress(payload)
+    atomic_write_bytes(path, payload)
+
+
+def atomic_write_bytes(path: str, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` through a temporary file in the same folder and a rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,46 @@
+"""Stratified k-fold cross-validation over the labeled rows.
+
+Unlabeled rows (label 0) are never held out: they stay in every training part, so
+semi-supervised solvers see them in every fold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Fold number (0..k-1) of every labeled row, -1 for unlabeled rows.
+
+    Each class is shuffled with ``numpy.random.default_rng(seed)`` and dealt round-robin, the
+    next class continuing where the previous one stopped, so fold sizes differ by at most one
+    and every class is spread as evenly as it can be.
+    """
+    rng = np.random.default_rng(seed)
+    folds = np.full(y.size, -1, dtype=np.int64)
+    start = 0
+    for c in np.unique(y[y != 0]):
+        rows = np.flatnonzero(y == c)
+        rows = rows[rng.permutation(rows.size)]
+        folds[rows] = (start + np.arange(rows.size)) % k
+        start = (start + rows.size) % k
+    return folds
+
+
+def cross_validate(fit, X, y: np.ndarray, cost: np.ndarray, params: dict, k: int,
+                   seed: int, on_fold=None) -> np.ndarray:
+    """Predicted label of every labeled row when its fold is held out (0 for unlabeled rows).
+
+    ``fit(X, y, cost, params)`` returns a model with ``predict``; ``on_fold(i, k)`` is called
+    before each fold (progress).
+    """
+    folds = stratified_folds(y, k, seed)
+    pred = np.zeros(y.size)
+    for i in range(k):
+        if on_fold is not None:
+            on_fold(i, k)
+        test = folds == i
+        train = ~test
+        model = fit(X[train], y[train], cost[train], params)
+        pred[test] = model.predict(X[test])
+    return pred

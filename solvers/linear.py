@@ -1,0 +1,181 @@
+"""``rls`` and ``svm`` (L2-SVM-MFN), SVMlin's supervised linear solvers (ALGORITHMS.md §1).
+
+Objective, with x̃ = [x, bias] and costs summed over rows:
+
+    svm:  λ/2 ||w̃||² + 1/2 Σ_i c_i max(0, 1 - y_i w̃·x̃_i)²
+    rls:  λ/2 ||w̃||² + 1/2 Σ_i c_i (y_i - w̃·x̃_i)²
+
+with ``c_i = Cp`` or ``Cn`` by class times the row's ``cost:`` factor. This is liblinear's
+``-s 2 -B bias`` objective divided by C, i.e. ``C = 1/(2λ)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from solvers import linalg as la
+from solvers.multiclass import one_vs_rest
+from solvers.params import BIAS, COST_NEGATIVE, COST_POSITIVE, EPSILON, LAMBDA, MAX_ITER
+
+log = logging.getLogger("ssl.linear")
+
+
+@dataclass
+class LinearResult:
+    """w has length d + 1 (last entry: the bias weight); o = X̃w for the training rows."""
+
+    w: np.ndarray
+    o: np.ndarray
+    objective: float
+    iterations: int
+    cg_iterations: int
+    converged: bool
+    reason: str
+
+
+def _csr(X) -> sp.csr_matrix:
+    X = sp.csr_matrix(X)
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    return X
+
+
+def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=None,
+              tag="") -> LinearResult:
+    """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton.
+
+    Each Newton step solves the regularised least-squares problem on the active rows
+    (``Y_i o_i < 1``) by seeded CGLS, then moves by the exact line search. SVMlin's heuristics:
+    from a cold start (``w0`` None) the first CGLS may take only 10 iterations and the tolerance
+    is 0.01 until that loose problem is optimal, then ``eps``. Stops when the Newton point is
+    optimal (CGLS converged and every margin agrees with the active set within eps), when the
+    objective changes by less than 1e-9 relatively, or after ``max_iter`` Newton steps.
+    """
+    X = _csr(X)
+    m, d = X.shape
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    C = np.ascontiguousarray(C, dtype=np.float64)
+    a = (X.indptr, X.indices, X.data, float(bias))
+    cold = w0 is None
+    w = np.zeros(d + 1) if cold else np.array(w0, dtype=np.float64)
+    o = np.zeros(m)
+    if not cold:
+        la.outputs(*a, w, np.arange(m), o)
+    eps_cur = max(la.BIG_EPSILON, eps) if cold else eps
+    cgmax = la.SMALL_CGITERMAX if cold else la.CGITERMAX
+    J, I, loss = la.split_active(Y, o, C)
+    F = 0.5 * lam * la.sq_norm(w) + loss
+    cg_total = 0
+    reason = "iteration limit"
+    converged = False
+    it = 0
+    while it < max_iter:
+        it += 1
+        w_bar = w.copy()
+        o_bar = o.copy()
+        opt, cg_it = la.cgls(*a, Y, C, J, lam, w_bar, o_bar, eps_cur, cgmax)
+        cg_total += cg_it
+        la.outputs(*a, w_bar, I, o_bar)
+        cgmax = la.CGITERMAX
+        if opt and la.margins_agree(Y, o_bar, J, I, eps_cur):
+            if eps_cur > eps:
+                log.debug("%s  tolerance %g problem solved; continuing with %g", tag, eps_cur, eps)
+                eps_cur = eps
+                continue
+            w, o = w_bar, o_bar
+            J, I, loss = la.split_active(Y, o, C)
+            F = 0.5 * lam * la.sq_norm(w) + loss
+            reason, converged = "optimal", True
+            log.info("%sNewton step %d: objective %.10g, %d active rows, %d CG iterations "
+                     "(optimal)", tag, it, F, J.size, cg_it)
+            break
+        delta = la.line_search(w, w_bar, lam, o, o_bar, Y, C)
+        w += delta * (w_bar - w)
+        o += delta * (o_bar - o)
+        F_old = F
+        J, I, loss = la.split_active(Y, o, C)
+        F = 0.5 * lam * la.sq_norm(w) + loss
+        log.info("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG iterations",
+                 tag, it, F, delta, J.size, cg_it)
+        if abs(F - F_old) < la.RELATIVE_STOP_EPS * abs(F_old):
+            reason, converged = "relative objective change < 1e-9", True
+            break
+    return LinearResult(w, o, float(F), it, cg_total, converged, reason)
+
+
+def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.CGITERMAX, w0=None) -> LinearResult:
+    """Minimise ``λ/2||w̃||² + 1/2 Σ C_i (Y_i - x̃_i·w̃)²`` by one CGLS solve (seeded by w0)."""
+    X = _csr(X)
+    m, d = X.shape
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    C = np.ascontiguousarray(C, dtype=np.float64)
+    a = (X.indptr, X.indices, X.data, float(bias))
+    w = np.zeros(d + 1) if w0 is None else np.array(w0, dtype=np.float64)
+    rows = np.arange(m)
+    o = np.zeros(m)
+    if w0 is not None:
+        la.outputs(*a, w, rows, o)
+    opt, it = la.cgls(*a, Y, C, rows, lam, w, o, eps, max_iter)
+    la.outputs(*a, w, rows, o)  # exact outputs rather than CG's running sum
+    F = 0.5 * lam * la.sq_norm(w) + la.squared_loss(Y, o, C)
+    return LinearResult(w, o, float(F), it, it, bool(opt),
+                        "optimal" if opt else "iteration limit")
+
+
+def class_costs(Y: np.ndarray, cost: np.ndarray | None, cp: float, cn: float) -> np.ndarray:
+    """c_i = Cp (Y_i > 0) or Cn (Y_i < 0), times the row's own cost factor."""
+    c = np.where(Y > 0, cp, cn).astype(np.float64)
+    return c if cost is None else c * cost
+
+
+def _fit(name, solve):
+    def fit(X, y, cost, params):
+        t0 = time.perf_counter()
+        X = _csr(X)
+        bias = params["bias"]
+
+        def binary(Y, tag):
+            C = class_costs(Y, cost, params["cost_positive"], params["cost_negative"])
+            r = solve(X, Y, C, params, tag)
+            if not r.converged:
+                log.warning("%s%s stopped at its iteration limit (%d) before converging",
+                            tag, name, r.iterations)
+            stats = {"objective": r.objective, "iterations": r.iterations,
+                     "cg_iterations": r.cg_iterations}
+            return r.w[:-1], bias * r.w[-1], stats
+
+        model = one_vs_rest(name, X, y, binary)
+        model.params = {p.name: params[p.name] for p in PARAMS[name]}
+        model.stats["n_rows"] = [X.shape[0]]
+        model.stats["train_time"] = [time.perf_counter() - t0]
+        return model
+
+    return fit
+
+
+def _svm(X, Y, C, params, tag):
+    return l2svm_mfn(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
+                     max_iter=params["max_iter"], tag=tag)
+
+
+def _rls(X, Y, C, params, tag):
+    r = rls_cgls(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
+                 max_iter=params["max_iter"])
+    log.info("%sCGLS: objective %.10g, %d iterations (%s)", tag, r.objective, r.iterations,
+             r.reason)
+    return r
+
+
+PARAMS = {
+    "svm": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
+            MAX_ITER.with_default(la.MFNITERMAX, "maximum number of Newton steps")),
+    "rls": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
+            MAX_ITER.with_default(la.CGITERMAX, "maximum number of CG iterations")),
+}
+fit_svm = _fit("svm", _svm)
+fit_rls = _fit("rls", _rls)

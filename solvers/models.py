@@ -1,0 +1,86 @@
+"""Trained models: what a solver returns and what the model file stores.
+
+A model has ``k`` decision functions. Binary models have one (``k = 1``) and two labels; the
+first label is predicted where the decision value is > 0, the second otherwise. One-vs-rest
+models have one function per label, in the order of ``labels``, and predict the label of the
+largest value (the first on ties).
+
+Two kinds of functions:
+
+* :class:`LinearFunctions` -- ``f(x) = x·W + b`` with W of shape (n_features, k).
+* :class:`KernelExpansion` -- ``f(x) = sum_i K(x, z_i) coef_i + b`` over expansion rows z_i
+  (CSR, shared by all k functions), coef of shape (m, k).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from solvers.kernels import KernelSpec, kernel_times
+
+
+@dataclass
+class LinearFunctions:
+    W: np.ndarray  # (n_features, k)
+    b: np.ndarray  # (k,)
+
+    def decision(self, X) -> np.ndarray:
+        return np.asarray(X @ self.W) + self.b
+
+
+@dataclass
+class KernelExpansion:
+    kernel: KernelSpec
+    rows: sp.csr_matrix  # (m, n_features)
+    coef: np.ndarray  # (m, k)
+    b: np.ndarray  # (k,)
+
+    def decision(self, X) -> np.ndarray:
+        return kernel_times(self.kernel, X, self.rows, self.coef) + self.b
+
+
+@dataclass
+class Model:
+    """A trained classifier and everything needed to describe how it was made.
+
+    params: every training parameter of the algorithm (name -> value), in declaration order.
+    stats: training statistics (name -> list of numbers, one per decision function where that
+    applies), e.g. objective, iterations, train_time in seconds.
+    """
+
+    algorithm: str
+    labels: list[int]
+    n_features: int
+    function: LinearFunctions | KernelExpansion
+    params: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def n_functions(self) -> int:
+        return int(self.function.b.size)
+
+    def _fit_width(self, X):
+        """Make X exactly n_features wide: extra columns are ignored, missing ones are zero."""
+        d = X.shape[1]
+        if d == self.n_features:
+            return X
+        if d > self.n_features:
+            return X[:, : self.n_features]
+        X = sp.csr_matrix(X)
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], self.n_features))
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values, shape (rows, k)."""
+        return self.function.decision(self._fit_width(X))
+
+    def labels_from_values(self, F: np.ndarray) -> np.ndarray:
+        labels = np.asarray(self.labels)
+        if F.shape[1] == 1:
+            return np.where(F[:, 0] > 0, labels[0], labels[1])
+        return labels[np.argmax(F, axis=1)]
+
+    def predict(self, X) -> np.ndarray:
+        return self.labels_from_values(self.decision_function(X))

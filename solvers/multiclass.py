@@ -1,0 +1,42 @@
+"""Two-class and one-vs-rest training on top of a binary trainer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from solvers.errors import ProblemError
+from solvers.models import LinearFunctions, Model
+
+
+def class_labels(y: np.ndarray) -> list[int]:
+    """The class labels of the labeled rows (label 0 = unlabeled is not a class), ascending."""
+    return [int(v) for v in np.unique(y[y != 0])]
+
+
+def one_vs_rest(algorithm: str, X, y: np.ndarray, binary) -> Model:
+    """Train a linear model: one function for two classes, one per class for more.
+
+    ``binary(Y, tag)`` trains on targets Y ∈ {+1, -1} (same rows as X) and returns
+    (w of length n_features, intercept, stats dict). With two classes the larger label is the
+    positive one (+1 for ±1 data). Stats are collected per function, in label order.
+    """
+    labels = class_labels(y)
+    if len(labels) < 2:
+        raise ProblemError(f"{algorithm} needs at least two classes among the labeled rows")
+    if len(labels) == 2:
+        order = [labels[1], labels[0]]
+        tasks = [labels[1]]
+    else:
+        order = labels
+        tasks = labels
+    d = X.shape[1]
+    W = np.zeros((d, len(tasks)))
+    b = np.zeros(len(tasks))
+    stats: dict[str, list] = {}
+    for k, pos in enumerate(tasks):
+        Y = np.where(y == pos, 1.0, -1.0)
+        tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
+        W[:, k], b[k], st = binary(Y, tag)
+        for key, v in st.items():
+            stats.setdefault(key, []).append(v)
+    return Model(algorithm, order, d, LinearFunctions(W, b), stats=stats)

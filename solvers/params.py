@@ -1,0 +1,100 @@
+"""Solver parameters, declared once.
+
+Each solver lists its :class:`Param` objects; ``ssl-train``'s options, the model file's
+``param`` lines, ``ssl-tune``'s grid names and the help text are generated from them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Param:
+    """One training parameter.
+
+    name: canonical name (model files, grids), e.g. ``lambda``.
+    flags: command-line spellings, short (the ancestors' letter) first, e.g. ``("-W", "--lambda")``.
+    type: ``float``, ``int`` or ``str``. choices: allowed values for ``str`` parameters.
+    low/high: valid range; ``low_open``/``high_open`` exclude the end point.
+    """
+
+    name: str
+    flags: tuple[str, ...]
+    type: type
+    default: object
+    help: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+    def with_default(self, default, help: str | None = None) -> Param:
+        return replace(self, default=default, help=help or self.help)
+
+    @property
+    def option(self) -> str:
+        """The flags as shown in messages, e.g. ``-W/--lambda``."""
+        return "/".join(self.flags)
+
+    def range_text(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        lo = "-inf" if self.low is None else _num(self.low)
+        hi = "inf" if self.high is None else _num(self.high)
+        return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}" \
+               f"{')' if self.high_open or self.high is None else ']'}"
+
+    def check(self, value):
+        """Return ``value`` converted to the parameter's type; ValueError with a message if invalid."""
+        if self.type is str:
+            v = str(value)
+            if self.choices and v not in self.choices:
+                raise ValueError(f"{self.option} must be {self.range_text()} (got '{v}')")
+            return v
+        try:
+            if self.type is int:
+                f = float(value)
+                if not f.is_integer():
+                    raise ValueError
+                v = int(f)
+            else:
+                v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.option} must be a{'n integer' if self.type is int else ' number'}"
+                             f" (got '{value}')") from None
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{self.option} must be finite (got {value})")
+        bad = ((self.low is not None and (v < self.low or (self.low_open and v == self.low))) or
+               (self.high is not None and (v > self.high or (self.high_open and v == self.high))))
+        if bad:
+            raise ValueError(f"{self.option} must be in {self.range_text()} (got {_num(v)})")
+        return v
+
+
+def _num(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# Parameters shared by several solvers. A solver may re-declare one with its own default.
+LAMBDA = Param("lambda", ("-W", "--lambda"), float, 1.0,
+               "regularisation λ: the objective is λ/2·||w||² + loss (SVMlin's -W)",
+               low=0.0, low_open=True)
+COST_POSITIVE = Param("cost_positive", ("-Cp", "--cost-positive"), float, 1.0,
+                      "cost factor of the positive rows' losses (SVMlin's -Cp)",
+                      low=0.0, low_open=True)
+COST_NEGATIVE = Param("cost_negative", ("-Cn", "--cost-negative"), float, 1.0,
+                      "cost factor of the negative rows' losses (SVMlin's -Cn)",
+                      low=0.0, low_open=True)
+EPSILON = Param("epsilon", ("-e", "--epsilon"), float, 1e-6,
+                "tolerance: CG residual and margin agreement (SVMlin's EPSILON)",
+                low=0.0, low_open=True, high=1.0, high_open=True)
+BIAS = Param("bias", ("-B", "--bias"), float, 1.0,
+             "value of the constant feature appended to every row for the bias; 0 = no bias "
+             "(as liblinear's -B; the bias weight is regularised)",
+             low=0.0)
+MAX_ITER = Param("max_iter", ("--max-iter",), int, 50,
+                 "maximum number of outer iterations", low=1)

@@ -1,0 +1,66 @@
+"""The algorithm registry: name -> solver, with its parameters declared once.
+
+``ssl-train`` builds its options, and the model file its ``param`` lines, from this table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from solvers import linear
+from solvers.params import Param
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A registered solver.
+
+    fit(X, y, cost, params) -> Model, where X is CSR, y float labels (0 = unlabeled, passed only
+    when ``uses_unlabeled``), cost the per-row cost factors, params a dict with a value for
+    every declared parameter.
+    """
+
+    name: str
+    summary: str
+    params: tuple[Param, ...]
+    fit: Callable
+    uses_unlabeled: bool
+    svmlin_code: int | None = None  # SVMlin's -A number
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    a.name: a
+    for a in (
+        Algorithm("rls", "regularised least squares on the labeled rows (one CGLS solve)",
+                  linear.PARAMS["rls"], linear.fit_rls, uses_unlabeled=False, svmlin_code=0),
+        Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
+                  linear.PARAMS["svm"], linear.fit_svm, uses_unlabeled=False, svmlin_code=1),
+    )
+}
+
+
+def all_params() -> dict[str, list[tuple[Algorithm, Param]]]:
+    """Every parameter name with the algorithms that declare it (for option generation).
+
+    Raises at import time if two algorithms spell the same parameter differently.
+    """
+    out: dict[str, list[tuple[Algorithm, Param]]] = {}
+    for a in ALGORITHMS.values():
+        for p in a.params:
+            out.setdefault(p.name, []).append((a, p))
+    for name, uses in out.items():
+        spellings = {(p.flags, p.type) for _, p in uses}
+        if len(spellings) != 1:
+            raise RuntimeError(f"parameter {name} is declared with different flags or types")
+    return out
+
+
+def by_svmlin_code() -> dict[int, str]:
+    return {a.svmlin_code: a.name for a in ALGORITHMS.values() if a.svmlin_code is not None}

@@ -1,0 +1,194 @@
+"""ssl-train: read an SVMlight file, train the chosen solver, write a model file.
+
+The solver options are generated from the parameter declarations in ``solvers.registry``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import click
+import numpy as np
+
+from formats.errors import DataError
+from formats.model_file import write_model
+from formats.svmlight import read_dataset
+from solvers.crossval import cross_validate
+from solvers.multiclass import class_labels
+from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
+from ssl_cli.common import CONTEXT, EXIT_USAGE, setup_logging, user_errors
+
+PROG = "ssl-train"
+
+
+def _fmt(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _epilog() -> str:
+    lines = ["\b", "Algorithms (-a NAME; SVMlin's -A N where given):"]
+    for a in ALGORITHMS.values():
+        code = f" (-A {a.svmlin_code})" if a.svmlin_code is not None else ""
+        lines.append(f"  {a.name}{code}: {a.summary}")
+        lines.append("      options: " + " ".join(
+            f"{p.flags[0]} {_fmt(p.default)}" for p in a.params))
+    lines += ["", "\b", "Examples:",
+              "  ssl-train -a svm -W 0.001 train.svm             # writes train.svm.model",
+              "  ssl-train -a rls -W 0.01 -Cp 2 train.svm my.model",
+              "  ssl-train -a svm -v 5 train.svm                 # 5-fold cross-validation",
+              "  ssl-train --labels train.labels features.svm     # SVMlin's split layout",
+              "", "Exit status: 0 ok, 1 data or model error, 2 usage error."]
+    return "\n".join(lines)
+
+
+def _param_options() -> list[click.Option]:
+    opts = []
+    for name, uses in all_params().items():
+        p = uses[0][1]
+        where = "; ".join(
+            f"{a.name}: default {_fmt(q.default)}" for a, q in uses)
+        opts.append(click.Option(
+            [*p.flags, f"p_{name}"], default=None, metavar=p.metavar or p.type.__name__.upper(),
+            help=f"{p.help}. Range {p.range_text()} [{where}]"))
+    return opts
+
+
+def _choose_algorithm(ctx, algorithm: str | None, svmlin: str | None):
+    codes = by_svmlin_code()
+    if svmlin is not None:
+        try:
+            code = int(svmlin)
+        except ValueError:
+            code = None
+        if code not in codes:
+            raise click.BadParameter(
+                f"'{svmlin}' is not one of {', '.join(str(c) for c in sorted(codes))} "
+                f"({', '.join(f'{c} = {n}' for c, n in sorted(codes.items()))})",
+                ctx, param_hint="'-A'")
+        name = codes[code]
+        if algorithm is not None and algorithm != name:
+            raise click.UsageError(f"-A {svmlin} means -a {name}, but -a {algorithm} was given",
+                                   ctx)
+        return ALGORITHMS[name]
+    name = algorithm or "svm"
+    if name not in ALGORITHMS:
+        raise click.BadParameter(f"unknown algorithm '{name}' (available: "
+                                 f"{', '.join(ALGORITHMS)})", ctx, param_hint="'-a'")
+    return ALGORITHMS[name]
+
+
+def _solver_params(ctx, algo, kwargs) -> dict:
+    params = algo.defaults()
+    for name, uses in all_params().items():
+        key = f"p_{name}"
+        if ctx.get_parameter_source(key) != click.core.ParameterSource.COMMANDLINE:
+            continue
+        p = algo.param(name)
+        if p is None:
+            users = ", ".join(a.name for a, _ in uses)
+            raise click.UsageError(f"option {uses[0][1].option} is not used by -a {algo.name} "
+                                   f"(it is used by: {users})", ctx)
+        try:
+            params[name] = p.check(kwargs[key])
+        except ValueError as e:
+            raise click.UsageError(str(e), ctx) from None
+    return params
+
+
+def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
+    lab = y != 0
+    return int(np.sum(pred[lab] == y[lab])), int(np.sum(lab))
+
+
+@click.command(context_settings=CONTEXT, epilog=_epilog(),
+               help="Train a model on TRAIN (SVMlight format; label 0 = unlabeled) and write it "
+                    "to MODEL (default: TRAIN's file name + '.model' in the current folder).")
+@click.argument("train", metavar="TRAIN")
+@click.argument("model", metavar="[MODEL]", required=False)
+@click.option("-a", "--algorithm", default=None, metavar="NAME",
+              help=f"solver: {', '.join(ALGORITHMS)} [default: svm]")
+@click.option("-A", "svmlin_algorithm", default=None, metavar="N",
+              help="SVMlin's algorithm number, an alias of -a: " + ", ".join(
+                  f"{c} = {n}" for c, n in sorted(by_svmlin_code().items())))
+@click.option("-v", "--cross-validation", "folds", type=int, default=None, metavar="N",
+              help="N-fold stratified cross-validation over the labeled rows instead of "
+                   "training; prints 'Cross Validation Accuracy = x%'")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="random seed (cross-validation folds)")
+@click.option("--zero-based", is_flag=True, help="feature indices start at 0 (default: 1)")
+@click.option("--labels", "labels_file", default=None, metavar="FILE",
+              help="labels in FILE, one per line; TRAIN then has features only (SVMlin's "
+                   "layout)")
+@click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
+@click.option("--verbose", is_flag=True, help="more solver detail on stderr")
+@user_errors(PROG)
+def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, labels_file,
+           quiet, verbose, **kwargs):
+    ctx = click.get_current_context()
+    algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
+    params = _solver_params(ctx, algo, kwargs)
+    if folds is not None and folds < 2:
+        raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
+                                 param_hint="'-v'")
+    if folds is None and model is None:
+        if train == "-":
+            raise click.UsageError("give MODEL when the training data come from stdin", ctx)
+        model = os.path.basename(train) + ".model"
+    if folds is not None and model is not None:
+        raise click.UsageError("-v writes no model; drop MODEL or -v", ctx)
+    log = setup_logging(PROG, quiet, verbose)
+
+    t0 = time.perf_counter()
+    data = read_dataset(train, zero_based=zero_based, labels=labels_file)
+    log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
+             data.X.shape[1], data.X.nnz, time.perf_counter() - t0)
+    labeled = data.y != 0
+    n_lab = int(labeled.sum())
+    if n_lab == 0:
+        raise DataError(train, "no labeled rows (every label is 0)")
+    if not algo.uses_unlabeled and n_lab < data.n_rows:
+        log.info("ignoring %d unlabeled rows (label 0): %s trains on labeled rows only",
+                 data.n_rows - n_lab, algo.name)
+        data = data.subset(np.flatnonzero(labeled))
+    classes = class_labels(data.y)
+    if len(classes) < 2:
+        hint = "; for positive-unlabeled data use -a usmo" if "usmo" in ALGORITHMS else ""
+        raise DataError(train, f"only one class ({classes[0]}) among the labeled rows; "
+                        f"{algo.name} needs two{hint}")
+    log.info("%s: %s", algo.name, " ".join(f"{k}={_fmt(v)}" for k, v in params.items()))
+    log.info("%d labeled rows, classes %s%s", n_lab, " ".join(map(str, classes)),
+             " (one-vs-rest)" if len(classes) > 2 else "")
+
+    if folds is not None:
+        if folds > n_lab:
+            raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
+                            f"(found {n_lab})")
+        pred = cross_validate(algo.fit, data.X, data.y, data.cost, params, folds, seed,
+                              on_fold=lambda i, k: log.info("fold %d of %d", i + 1, k))
+        c, t = _accuracy(pred, data.y)
+        click.echo(f"Cross Validation Accuracy = {100.0 * c / t:g}%")
+        return
+
+    m = algo.fit(data.X, data.y, data.cost, params)
+    write_model(m, model)
+    obj = m.stats.get("objective")
+    log.info("trained %s in %.3f s%s; model written to %s", algo.name,
+             time.perf_counter() - t0,
+             f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+
+
+for _opt in _param_options():
+    _train.params.append(_opt)
+
+
+def main(argv=None):
+    """Console entry point."""
+    return _train.main(args=argv, prog_name=PROG)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["main", "EXIT_USAGE"]
