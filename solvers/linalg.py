@@ -63,6 +63,9 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax):
     n = beta.size
     d = n - 1
     na = J.size
+    if na == 0:  # no rows: the minimiser of λ/2||β||² is β = 0, and o[J] is empty
+        beta[:] = 0.0
+        return True, 0
     z = np.empty(na)
     q = np.empty(na)
     r = np.zeros(n)
@@ -94,7 +97,10 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax):
                 s += data[k] * p[indices[k]]
             q[t] = s
             omega_q += C[i] * s * s
-        gamma = omega1 / (lam * omega_p + omega_q)
+        curv = lam * omega_p + omega_q
+        if curv <= 0.0:  # p underflowed to 0: nothing left to reduce
+            return True, it - 1
+        gamma = omega1 / curv
         inv_omega_old = 1.0 / omega1
         for k in range(n):
             beta[k] += gamma * p[k]
@@ -110,7 +116,7 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax):
         for k in range(n):
             r[k] -= lam * beta[k]
             omega1 += r[k] * r[k]
-        if omega1 < eps2 * omega_z:
+        if omega1 <= eps2 * omega_z or omega1 == 0.0:
             return True, it
         scale = omega1 * inv_omega_old
         omega_p = 0.0
@@ -193,6 +199,8 @@ def line_search(w, w_bar, lam, o, o_bar, Y, C):
             index[p] = i
             sign[p] = 1.0
             p += 1
+    if L >= 0.0:  # not a descent direction: δ = 0 is the minimiser over δ ≥ 0
+        return 0.0
     order = np.argsort(deltas[:p], kind="mergesort")
     for t in range(p):
         j = order[t]

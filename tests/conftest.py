@@ -1,0 +1,35 @@
+"""Shared fixtures: where ../shared is, and how to run the installed commands."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SSL_SHARED", ROOT.parent / "shared")).resolve()
+SAMPLES = ROOT / "sample_data"
+BIN = Path(sys.executable).parent
+
+
+def shared(*parts) -> Path:
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        raise FileNotFoundError(f"{p} is missing: the tests need ../shared (or SSL_SHARED)")
+    return p
+
+
+def run(prog, *args, input=None, cwd=None, check=None):
+    """Run an installed console script; returns CompletedProcess with text stdout/stderr."""
+    exe = BIN / prog
+    r = subprocess.run([str(exe), *map(str, args)], input=input, cwd=cwd,
+                       capture_output=True, text=isinstance(input, str) or input is None)
+    if check is not None:
+        assert r.returncode == check, (r.returncode, r.stdout, r.stderr)
+    return r
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    return tmp_path
