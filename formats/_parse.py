@@ -83,7 +83,7 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
     max_idx = -1
     line = 0
     pos = 0
-    while pos < n:
+    while pos < n and err[0] == OK:
         eol = pos
         while buf[eol] != 10:
             eol += 1
@@ -91,7 +91,7 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
         first = True
         started = False
         prev = -1
-        while True:
+        while err[0] == OK:
             while p < eol and _is_space(buf[p]):
                 p += 1
             if p >= eol or buf[p] == 35:  # end of line or '#' comment
@@ -100,6 +100,10 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
             while p < eol and not _is_space(buf[p]) and buf[p] != 35:
                 p += 1
             e = p
+            # the span and line of the token being read, kept if it turns out bad
+            err[1] = line
+            err[2] = s
+            err[3] = e
             if not started:
                 started = True
                 row_line[nrows] = line
@@ -110,20 +114,13 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                 for k in range(s, e):
                     if buf[k] == 58:
                         err[0] = E_LABEL_IS_FEATURE
-                        err[1] = line
-                        err[2] = s
-                        err[3] = e
-                        return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+                if err[0] != OK:
+                    break
                 v, ok = _number(buf, base, s, e, endp)
                 if not ok:
                     err[0] = E_LABEL
                 elif not np.isfinite(v):
                     err[0] = E_LABEL_NONFINITE
-                if err[0] != OK:
-                    err[1] = line
-                    err[2] = s
-                    err[3] = e
-                    return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
                 labels[nrows] = v
                 continue
             first = False
@@ -132,10 +129,7 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                 c += 1
             if c == e or c == s or c + 1 == e:
                 err[0] = E_TOKEN
-                err[1] = line
-                err[2] = s
-                err[3] = e
-                return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+                break
             # qid:, sid: and cost: are SVMlight's special tokens
             if c - s == 3 and ((buf[s] == 113 and buf[s + 1] == 105 and buf[s + 2] == 100) or
                                (buf[s] == 115 and buf[s + 1] == 105 and buf[s + 2] == 100)):
@@ -145,10 +139,6 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                 v, ok = _number(buf, base, c + 1, e, endp)
                 if not ok or not np.isfinite(v) or v < 0.0:
                     err[0] = E_COST
-                    err[1] = line
-                    err[2] = s
-                    err[3] = e
-                    return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
                 costs[nrows] = v
                 continue
             k = s
@@ -168,32 +158,31 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                 elif idx <= INDEX_MAX:
                     idx = idx * 10 + d
                 k += 1
-            if err[0] == OK:
-                if neg:
-                    err[0] = E_INDEX_NEGATIVE
-                elif idx > INDEX_MAX:
-                    err[0] = E_INDEX_LARGE
-                elif not zero_based and idx == 0:
-                    err[0] = E_INDEX_ZERO
-            if err[0] == OK:
-                if not zero_based:
-                    idx -= 1
-                if idx <= prev:
-                    err[0] = E_NOT_INCREASING
-                    err[4] = idx
-                    err[5] = prev
-            if err[0] == OK:
-                v, ok = _number(buf, base, c + 1, e, endp)
-                if not ok:
-                    err[0] = E_TOKEN
-                elif not np.isfinite(v):
-                    err[0] = E_VALUE_NONFINITE
-                    err[4] = idx
             if err[0] != OK:
-                err[1] = line
-                err[2] = s
-                err[3] = e
-                return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+                break
+            if neg:
+                err[0] = E_INDEX_NEGATIVE
+            elif idx > INDEX_MAX:
+                err[0] = E_INDEX_LARGE
+            elif not zero_based and idx == 0:
+                err[0] = E_INDEX_ZERO
+            if err[0] != OK:
+                break
+            if not zero_based:
+                idx -= 1
+            if idx <= prev:
+                err[0] = E_NOT_INCREASING
+                err[4] = idx
+                err[5] = prev
+                break
+            v, ok = _number(buf, base, c + 1, e, endp)
+            if not ok:
+                err[0] = E_TOKEN
+            elif not np.isfinite(v):
+                err[0] = E_VALUE_NONFINITE
+                err[4] = idx
+            if err[0] != OK:
+                break
             prev = idx
             if col_limit < 0 or idx < col_limit:
                 indices[nnz] = idx
@@ -201,7 +190,7 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                 nnz += 1
             if idx > max_idx:
                 max_idx = idx
-        if started:
+        if started and err[0] == OK:
             nrows += 1
             indptr[nrows] = nnz
         pos = eol + 1

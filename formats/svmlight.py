@@ -86,7 +86,8 @@ def _read(stream, size: int, name: str) -> bytes:
         raise DataError(name, f"cannot read: {e}") from None
 
 
-def iter_line_blocks(stream, name: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
+def iter_line_blocks(stream, name: str,
+                     chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
     """Yield (block, first_line) where block holds whole lines ending in ``\\n``.
 
     first_line is the 1-based number of the block's first line in the file.

@@ -49,7 +49,7 @@ class Param:
                f"{')' if self.high_open or self.high is None else ']'}"
 
     def check(self, value):
-        """Return ``value`` converted to the parameter's type; ValueError with a message if invalid."""
+        """``value`` converted to the parameter's type; ValueError with a message if invalid."""
         if self.type is str:
             v = str(value)
             if self.choices and v not in self.choices:
@@ -64,8 +64,8 @@ class Param:
             else:
                 v = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"{self.option} must be a{'n integer' if self.type is int else ' number'}"
-                             f" (got '{value}')") from None
+            kind = "an integer" if self.type is int else "a number"
+            raise ValueError(f"{self.option} must be {kind} (got '{value}')") from None
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"{self.option} must be finite (got {value})")
         bad = ((self.low is not None and (v < self.low or (self.low_open and v == self.low))) or

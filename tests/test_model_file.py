@@ -9,7 +9,7 @@ from formats.errors import DataError
 from formats.model_file import model_from_text, model_to_text, read_model, write_model
 from formats.svmlight import read_dataset
 from solvers.kernels import KernelSpec
-from solvers.models import KernelExpansion, LinearFunctions, Model
+from solvers.models import KernelExpansion, Model
 from solvers.registry import ALGORITHMS
 
 
