@@ -62,7 +62,7 @@ def _number(buf, base, s, e, endp):
 
 @njit(cache=True)
 def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens):
-    """Parse ``buf[:n]`` (whole lines, ``buf[n-1] == '\\n'``, ``buf[n] == 0``).
+    """Parse ``buf[:n]``: whole lines, ``buf[n-1] == '\\n'`` (which also stops strtod).
 
     Returns labels, costs, row_line (0-based line of each row within the buffer), indptr,
     indices (0-based), data, nrows, nnz, max_index (0-based, -1 if none) and err, an int64

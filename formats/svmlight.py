@@ -159,7 +159,7 @@ class _Chunk:
 def _parse_block(block: bytes, first_line: int, name: str, has_label: bool, zero_based: bool,
                  col_limit: int) -> _Chunk:
     n = len(block)
-    buf = np.frombuffer(block + b"\0", dtype=np.uint8)
+    buf = np.frombuffer(block, dtype=np.uint8)  # no copy: the final '\n' stops every scan
     max_rows = block.count(b"\n") + 1
     max_tokens = block.count(b":") + 1
     (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,

@@ -13,13 +13,28 @@ never densified.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 BIG_EPSILON = 0.01  # SVMlin: the loose tolerance of the first, cheap phase
 SMALL_CGITERMAX = 10  # SVMlin: CG iterations allowed in the very first solve from w = 0
 CGITERMAX = 10000
 RELATIVE_STOP_EPS = 1e-9
 MFNITERMAX = 50
+
+
+# Indexing note: array subscripts are cast to unsigned (U(...)) in the inner loops. Numba must
+# otherwise allow for negative (wrap-around) indices, which costs a branch per access and made
+# these loops 1.5-2x slower than scipy's C++ sparse products.
+U = np.uint64
+
+# Row products switch to the threaded kernels above this many stored values (below it the
+# thread start-up costs more than it saves).
+PARALLEL_NNZ = 50_000
+# Preconditioner M = λI + α·diag(X_Jᵀ C_J X_J): in liblinear's scaling this is
+# (1 - α)I + α·diag(H), the mix Hsia, Chiang & Lin (2018) found robust; α = 1 (pure Jacobi)
+# was 3-5x worse than no preconditioner on normalised text (rcv1), α = 0 (none) 8x worse on
+# raw pixels (mnist38).
+ALPHA = 0.01
 
 
 @njit(cache=True)
@@ -30,9 +45,39 @@ def outputs(indptr, indices, data, bias, w, rows, o):
     for t in range(rows.size):
         i = rows[t]
         s = wb
-        for k in range(indptr[i], indptr[i + 1]):
-            s += data[k] * w[indices[k]]
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            s += data[k] * w[U(indices[k])]
         o[i] = s
+
+
+@njit(cache=True)
+def _x_times(indptr, indices, data, bias, rows, p, C, q):
+    """q[t] = x̃_rows[t]·p; returns Σ_t C[rows[t]] q[t]²."""
+    pb = bias * p[p.size - 1]
+    acc = 0.0
+    for t in range(rows.size):
+        i = rows[t]
+        s = pb
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            s += data[k] * p[U(indices[k])]
+        q[t] = s
+        acc += C[i] * s * s
+    return acc
+
+
+@njit(cache=True, parallel=True)
+def _x_times_par(indptr, indices, data, bias, rows, p, C, q):
+    """Threaded :func:`_x_times`."""
+    pb = bias * p[p.size - 1]
+    acc = 0.0
+    for t in prange(rows.size):
+        i = rows[t]
+        s = pb
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            s += data[k] * p[U(indices[k])]
+        q[t] = s
+        acc += C[i] * s * s
+    return acc
 
 
 @njit(cache=True)
@@ -44,24 +89,75 @@ def _xt_times(indptr, indices, data, bias, rows, z, r):
         i = rows[t]
         zt = z[t]
         zs += zt
-        for k in range(indptr[i], indptr[i + 1]):
-            r[indices[k]] += data[k] * zt
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            r[U(indices[k])] += data[k] * zt
     r[d] += bias * zs
 
 
+@njit(cache=True, parallel=True)
+def _xt_times_par(indptr, indices, data, bias, rows, z, r, buf):
+    """Threaded :func:`_xt_times`: each of the buf.shape[0] blocks of rows scatters into its own
+    row of buf, then the blocks are summed in a fixed order (so the result is deterministic
+    for a given number of blocks)."""
+    nb = buf.shape[0]
+    n = r.size
+    na = rows.size
+    for b in prange(nb):
+        acc = buf[b]
+        for k in range(n):
+            acc[k] = 0.0
+        zs = 0.0
+        for t in range(b * na // nb, (b + 1) * na // nb):
+            i = rows[t]
+            zt = z[t]
+            zs += zt
+            for k in range(U(indptr[i]), U(indptr[i + 1])):
+                acc[U(indices[k])] += data[k] * zt
+        acc[n - 1] += bias * zs
+    for k in prange(n):
+        s = 0.0
+        for b in range(nb):
+            s += buf[b, k]
+        r[k] += s
+
+
 @njit(cache=True)
-def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax):
-    """Seeded conjugate gradient for the regularised weighted least-squares problem
+def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv):
+    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system."""
+    n = m_inv.size
+    d = n - 1
+    for k in range(n):
+        m_inv[k] = 0.0
+    cs = 0.0
+    for t in range(J.size):
+        i = J[t]
+        c = C[i]
+        cs += c
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            m_inv[U(indices[k])] += c * data[k] * data[k]
+    m_inv[d] = bias * bias * cs
+    for k in range(n):
+        m_inv[k] = 1.0 / (lam + ALPHA * m_inv[k])
+
+
+@njit(cache=True)
+def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
+         threads=1):
+    """Seeded (preconditioned) conjugate gradient for the regularised least-squares problem
 
         (λI + X_Jᵀ C_J X_J) β = X_Jᵀ C_J Y_J
 
     over the rows J, starting from β (updated in place); o[J] must equal X_J β on entry and is
-    kept equal to it. Stops when ``||r||² < eps² ||z||²`` with ``z = C(Y - o)`` and
-    ``r = X_Jᵀ z - λβ`` (SVMlin's rule) or after ``itermax`` iterations.
+    kept equal to it. Stops when ``||r||² <= eps² ||z||²`` with ``z = C(Y - o)`` and
+    ``r = X_Jᵀ z - λβ`` (SVMlin's rule, on the unpreconditioned residual) or after ``itermax``
+    iterations. With ``precondition`` the search directions use the diagonal preconditioner
+    of :func:`_jacobi` (the iterates solve the same system; only the path to it is shorter on
+    badly scaled data).
+    ``threads`` > 1 runs the row products on that many threads when the active rows hold at
+    least PARALLEL_NNZ values (pass ``numba.get_num_threads()``).
     Returns (converged, iterations).
     """
     n = beta.size
-    d = n - 1
     na = J.size
     if na == 0:  # no rows: the minimiser of λ/2||β||² is β = 0, and o[J] is empty
         beta[:] = 0.0
@@ -70,38 +166,45 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax):
     q = np.empty(na)
     r = np.zeros(n)
     p = np.empty(n)
+    m_inv = np.ones(n)
+    if precondition:
+        _jacobi(indptr, indices, data, bias, C, J, lam, m_inv)
     omega_z = 0.0
     for t in range(na):
         i = J[t]
         z[t] = C[i] * (Y[i] - o[i])
         omega_z += z[t] * z[t]
+    nnz_j = 0
+    for t in range(na):
+        nnz_j += indptr[J[t] + 1] - indptr[J[t]]
+    # threads pay off when the products outweigh the per-iteration merge of n-long buffers
+    par = threads > 1 and nnz_j >= PARALLEL_NNZ and nnz_j >= 4 * n
+    buf = np.empty((threads if par else 1, n))
     _xt_times(indptr, indices, data, bias, J, z, r)
     omega1 = 0.0
+    rho = 0.0
     for k in range(n):
         r[k] -= lam * beta[k]
-        p[k] = r[k]
+        p[k] = m_inv[k] * r[k]
         omega1 += r[k] * r[k]
+        rho += r[k] * p[k]
     eps2 = eps * eps
     if omega1 <= eps2 * omega_z:
         return True, 0
-    omega_p = omega1
+    omega_p = 0.0
+    for k in range(n):
+        omega_p += p[k] * p[k]
     it = 0
     while it < itermax:
         it += 1
-        omega_q = 0.0
-        pb = bias * p[d]
-        for t in range(na):
-            i = J[t]
-            s = pb
-            for k in range(indptr[i], indptr[i + 1]):
-                s += data[k] * p[indices[k]]
-            q[t] = s
-            omega_q += C[i] * s * s
+        if par:
+            omega_q = _x_times_par(indptr, indices, data, bias, J, p, C, q)
+        else:
+            omega_q = _x_times(indptr, indices, data, bias, J, p, C, q)
         curv = lam * omega_p + omega_q
         if curv <= 0.0:  # p underflowed to 0: nothing left to reduce
             return True, it - 1
-        gamma = omega1 / curv
-        inv_omega_old = 1.0 / omega1
+        gamma = rho / curv
         for k in range(n):
             beta[k] += gamma * p[k]
             r[k] = 0.0
@@ -111,17 +214,23 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax):
             o[i] += gamma * q[t]
             z[t] -= gamma * C[i] * q[t]
             omega_z += z[t] * z[t]
-        _xt_times(indptr, indices, data, bias, J, z, r)
+        if par:
+            _xt_times_par(indptr, indices, data, bias, J, z, r, buf)
+        else:
+            _xt_times(indptr, indices, data, bias, J, z, r)
         omega1 = 0.0
+        rho_new = 0.0
         for k in range(n):
             r[k] -= lam * beta[k]
             omega1 += r[k] * r[k]
+            rho_new += r[k] * r[k] * m_inv[k]
         if omega1 <= eps2 * omega_z or omega1 == 0.0:
             return True, it
-        scale = omega1 * inv_omega_old
+        scale = rho_new / rho
+        rho = rho_new
         omega_p = 0.0
         for k in range(n):
-            p[k] = r[k] + p[k] * scale
+            p[k] = m_inv[k] * r[k] + p[k] * scale
             omega_p += p[k] * p[k]
     return False, it
 
@@ -162,12 +271,30 @@ def margins_agree(Y, o, J, I, eps):
 
 
 @njit(cache=True)
+def _walk(deltas, index, sign, sel, L, R, o, o_bar, Y, C):
+    """Walk the breakpoints sel (sorted by δ) from the piece with derivative L + δ(R - L) until
+    φ′ turns non-negative; returns the final (L, R)."""
+    order = np.argsort(deltas[sel])
+    for t in range(order.size):
+        j = sel[order[t]]
+        if L + deltas[j] * (R - L) >= 0.0:
+            break
+        i = index[j]
+        dd = sign[j] * C[i] * (o_bar[i] - o[i])
+        L += dd * (o[i] - Y[i])
+        R += dd * (o_bar[i] - Y[i])
+    return L, R
+
+
+@njit(cache=True)
 def line_search(w, w_bar, lam, o, o_bar, Y, C):
     """Exact minimiser δ ≥ 0 of φ(δ) = f(w + δ(w̄ - w)) for the L2-SVM objective.
 
     φ′ is piecewise linear in δ: on each piece it is L + δ(R - L), where L and R are φ′ at
     δ = 0 and δ = 1 with the active set of that piece. The breakpoints are where a row's margin
-    y·o crosses 1; walk them in increasing order until φ′ changes sign.
+    y·o crosses 1; walk them in increasing order until φ′ changes sign. Newton steps usually
+    end near δ = 1, so φ′ is first evaluated there and only the breakpoints on the side of 1
+    that holds the root are sorted.
     """
     omega_l = 0.0
     omega_r = 0.0
@@ -201,15 +328,27 @@ def line_search(w, w_bar, lam, o, o_bar, Y, C):
             p += 1
     if L >= 0.0:  # not a descent direction: δ = 0 is the minimiser over δ ≥ 0
         return 0.0
-    order = np.argsort(deltas[:p], kind="mergesort")
-    for t in range(p):
-        j = order[t]
-        if L + deltas[j] * (R - L) >= 0.0:
-            break
-        i = index[j]
-        dd = sign[j] * C[i] * (o_bar[i] - o[i])
-        L += dd * (o[i] - Y[i])
-        R += dd * (o_bar[i] - Y[i])
+    lo = np.empty(p, np.int64)
+    hi = np.empty(p, np.int64)
+    nlo = 0
+    nhi = 0
+    L1 = L
+    R1 = R
+    for j in range(p):
+        if deltas[j] < 1.0:
+            lo[nlo] = j
+            nlo += 1
+            i = index[j]
+            dd = sign[j] * C[i] * (o_bar[i] - o[i])
+            L1 += dd * (o[i] - Y[i])
+            R1 += dd * (o_bar[i] - Y[i])
+        else:
+            hi[nhi] = j
+            nhi += 1
+    if R1 >= 0.0:  # φ′(1) >= 0: the root lies in [0, 1]
+        L, R = _walk(deltas, index, sign, lo[:nlo], L, R, o, o_bar, Y, C)
+    else:
+        L, R = _walk(deltas, index, sign, hi[:nhi], L1, R1, o, o_bar, Y, C)
     if R - L <= 0.0:  # w̄ == w: nothing to move
         return 0.0
     return -L / (R - L)

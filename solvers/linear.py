@@ -15,6 +15,7 @@ import logging
 import time
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -46,7 +47,7 @@ def _csr(X) -> sp.csr_matrix:
 
 
 def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=None,
-              tag="") -> LinearResult:
+              tag="", precondition=True) -> LinearResult:
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton.
 
     Each Newton step solves the regularised least-squares problem on the active rows
@@ -66,6 +67,7 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
     o = np.zeros(m)
     if not cold:
         la.outputs(*a, w, np.arange(m), o)
+    threads = numba.get_num_threads()
     eps_cur = max(la.BIG_EPSILON, eps) if cold else eps
     cgmax = la.SMALL_CGITERMAX if cold else la.CGITERMAX
     J, I, loss = la.split_active(Y, o, C)
@@ -78,7 +80,8 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
         it += 1
         w_bar = w.copy()
         o_bar = o.copy()
-        opt, cg_it = la.cgls(*a, Y, C, J, lam, w_bar, o_bar, eps_cur, cgmax)
+        opt, cg_it = la.cgls(*a, Y, C, J, lam, w_bar, o_bar, eps_cur, cgmax, precondition,
+                                  threads)
         cg_total += cg_it
         la.outputs(*a, w_bar, I, o_bar)
         cgmax = la.CGITERMAX
@@ -108,7 +111,8 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
     return LinearResult(w, o, float(F), it, cg_total, converged, reason)
 
 
-def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.CGITERMAX, w0=None) -> LinearResult:
+def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.CGITERMAX, w0=None,
+             precondition=True) -> LinearResult:
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i (Y_i - x̃_i·w̃)²`` by one CGLS solve (seeded by w0)."""
     X = _csr(X)
     m, d = X.shape
@@ -120,7 +124,8 @@ def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.CGITERMAX, w0=None
     o = np.zeros(m)
     if w0 is not None:
         la.outputs(*a, w, rows, o)
-    opt, it = la.cgls(*a, Y, C, rows, lam, w, o, eps, max_iter)
+    opt, it = la.cgls(*a, Y, C, rows, lam, w, o, eps, max_iter, precondition,
+                       numba.get_num_threads())
     la.outputs(*a, w, rows, o)  # exact outputs rather than CG's running sum
     F = 0.5 * lam * la.sq_norm(w) + la.squared_loss(Y, o, C)
     return LinearResult(w, o, float(F), it, it, bool(opt),

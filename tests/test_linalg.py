@@ -28,10 +28,10 @@ def dense_aug(X, bias):
     return np.hstack([X.toarray(), np.full((X.shape[0], 1), bias)])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 40), st.integers(1, 12),
-       st.floats(1e-2, 10.0), st.sampled_from([0.0, 1.0, 2.5]))
-def test_cgls_solves_the_regularised_normal_equations(seed, m, d, lam, bias):
+       st.floats(1e-2, 10.0), st.sampled_from([0.0, 1.0, 2.5]), st.booleans())
+def test_cgls_solves_the_regularised_normal_equations(seed, m, d, lam, bias, precondition):
     X, Y, C = random_problem(seed, m, d)
     rng = np.random.default_rng(seed + 1)
     J = np.sort(rng.choice(m, size=max(1, m // 2), replace=False)).astype(np.int64)
@@ -39,7 +39,8 @@ def test_cgls_solves_the_regularised_normal_equations(seed, m, d, lam, bias):
     exact = np.linalg.solve(lam * np.eye(d + 1) + A.T @ (C[J, None] * A), A.T @ (C[J] * Y[J]))
     beta = rng.normal(size=d + 1)  # seeded start
     o = dense_aug(X, bias) @ beta
-    ok, it = la.cgls(X.indptr, X.indices, X.data, bias, Y, C, J, lam, beta, o, 1e-13, 1000)
+    ok, it = la.cgls(X.indptr, X.indices, X.data, bias, Y, C, J, lam, beta, o, 1e-13, 1000,
+                     precondition)
     assert ok
     np.testing.assert_allclose(beta, exact, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(o[J], A @ beta, rtol=1e-9, atol=1e-9)
