@@ -81,44 +81,65 @@ def _x_times_par(indptr, indices, data, bias, rows, p, C, q):
 
 
 @njit(cache=True)
-def _xt_times(indptr, indices, data, bias, rows, z, r):
-    """r[:d] += X_rowsᵀ z, r[d] += bias·Σz (r is not cleared)."""
+def _xt_times(indptr, indices, data, bias, rows, z, r, gamma, q, C, o):
+    """CG's residual step fused with the transpose product: for every t (row i = rows[t]),
+    ``z[t] -= γ C_i q[t]`` and ``o[i] += γ q[t]``, then ``r[:d] += X_rowsᵀ z`` and
+    ``r[d] += bias·Σz``. Returns ``||z||²``. r is not cleared; γ = 0 leaves z and o alone."""
     d = r.size - 1
     zs = 0.0
+    zz = 0.0
     for t in range(rows.size):
         i = rows[t]
         zt = z[t]
+        if gamma != 0.0:
+            o[i] += gamma * q[t]
+            zt -= gamma * C[i] * q[t]
+            z[t] = zt
         zs += zt
+        zz += zt * zt
         for k in range(U(indptr[i]), U(indptr[i + 1])):
             r[U(indices[k])] += data[k] * zt
     r[d] += bias * zs
+    return zz
 
 
 @njit(cache=True, parallel=True)
-def _xt_times_par(indptr, indices, data, bias, rows, z, r, buf):
+def _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf):
     """Threaded :func:`_xt_times`: each of the buf.shape[0] blocks of rows scatters into its own
     row of buf, then the blocks are summed in a fixed order (so the result is deterministic
     for a given number of blocks)."""
     nb = buf.shape[0]
     n = r.size
     na = rows.size
+    part = np.zeros(nb)
     for b in prange(nb):
         acc = buf[b]
         for k in range(n):
             acc[k] = 0.0
         zs = 0.0
+        zz = 0.0
         for t in range(b * na // nb, (b + 1) * na // nb):
             i = rows[t]
             zt = z[t]
+            if gamma != 0.0:
+                o[i] += gamma * q[t]
+                zt -= gamma * C[i] * q[t]
+                z[t] = zt
             zs += zt
+            zz += zt * zt
             for k in range(U(indptr[i]), U(indptr[i + 1])):
                 acc[U(indices[k])] += data[k] * zt
         acc[n - 1] += bias * zs
+        part[b] = zz
     for k in prange(n):
         s = 0.0
         for b in range(nb):
             s += buf[b, k]
         r[k] += s
+    zz = 0.0
+    for b in range(nb):
+        zz += part[b]
+    return zz
 
 
 @njit(cache=True)
@@ -169,18 +190,16 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     m_inv = np.ones(n)
     if precondition:
         _jacobi(indptr, indices, data, bias, C, J, lam, m_inv)
-    omega_z = 0.0
     for t in range(na):
         i = J[t]
         z[t] = C[i] * (Y[i] - o[i])
-        omega_z += z[t] * z[t]
     nnz_j = 0
     for t in range(na):
         nnz_j += indptr[J[t] + 1] - indptr[J[t]]
     # threads pay off when the products outweigh the per-iteration merge of n-long buffers
     par = threads > 1 and nnz_j >= PARALLEL_NNZ and nnz_j >= 4 * n
     buf = np.empty((threads if par else 1, n))
-    _xt_times(indptr, indices, data, bias, J, z, r)
+    omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o)
     omega1 = 0.0
     rho = 0.0
     for k in range(n):
@@ -208,16 +227,10 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
         for k in range(n):
             beta[k] += gamma * p[k]
             r[k] = 0.0
-        omega_z = 0.0
-        for t in range(na):
-            i = J[t]
-            o[i] += gamma * q[t]
-            z[t] -= gamma * C[i] * q[t]
-            omega_z += z[t] * z[t]
         if par:
-            _xt_times_par(indptr, indices, data, bias, J, z, r, buf)
+            omega_z = _xt_times_par(indptr, indices, data, bias, J, z, r, gamma, q, C, o, buf)
         else:
-            _xt_times(indptr, indices, data, bias, J, z, r)
+            omega_z = _xt_times(indptr, indices, data, bias, J, z, r, gamma, q, C, o)
         omega1 = 0.0
         rho_new = 0.0
         for k in range(n):
