@@ -37,12 +37,12 @@ PARALLEL_NNZ = 50_000
 ALPHA = 0.01
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def outputs(indptr, indices, data, bias, w, rows, o):
-    """o[i] = x_i·w[:d] + bias·w[d] for every i in rows."""
+    """o[i] = x_i·w[:d] + bias·w[d] for every i in rows (threaded over rows)."""
     d = w.size - 1
     wb = bias * w[d]
-    for t in range(rows.size):
+    for t in prange(rows.size):
         i = rows[t]
         s = wb
         for k in range(U(indptr[i]), U(indptr[i + 1])):
@@ -142,21 +142,35 @@ def _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf):
     return zz
 
 
-@njit(cache=True)
-def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv):
-    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system."""
+@njit(cache=True, parallel=True)
+def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
+    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system; the rows
+    are split into buf.shape[0] blocks scattered in parallel (as in :func:`_xt_times_par`)."""
     n = m_inv.size
-    d = n - 1
-    for k in range(n):
-        m_inv[k] = 0.0
+    nb = buf.shape[0]
+    na = J.size
+    part = np.zeros(nb)
+    for b in prange(nb):
+        acc = buf[b]
+        for k in range(n):
+            acc[k] = 0.0
+        cs = 0.0
+        for t in range(b * na // nb, (b + 1) * na // nb):
+            i = J[t]
+            c = C[i]
+            cs += c
+            for k in range(U(indptr[i]), U(indptr[i + 1])):
+                acc[U(indices[k])] += c * data[k] * data[k]
+        part[b] = cs
+    for k in prange(n):
+        s = 0.0
+        for b in range(nb):
+            s += buf[b, k]
+        m_inv[k] = s
     cs = 0.0
-    for t in range(J.size):
-        i = J[t]
-        c = C[i]
-        cs += c
-        for k in range(U(indptr[i]), U(indptr[i + 1])):
-            m_inv[U(indices[k])] += c * data[k] * data[k]
-    m_inv[d] = bias * bias * cs
+    for b in range(nb):
+        cs += part[b]
+    m_inv[n - 1] = bias * bias * cs
     for k in range(n):
         m_inv[k] = 1.0 / (lam + ALPHA * m_inv[k])
 
@@ -187,9 +201,6 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     q = np.empty(na)
     r = np.zeros(n)
     p = np.empty(n)
-    m_inv = np.ones(n)
-    if precondition:
-        _jacobi(indptr, indices, data, bias, C, J, lam, m_inv)
     for t in range(na):
         i = J[t]
         z[t] = C[i] * (Y[i] - o[i])
@@ -199,7 +210,13 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     # threads pay off when the products outweigh the per-iteration merge of n-long buffers
     par = threads > 1 and nnz_j >= PARALLEL_NNZ and nnz_j >= 4 * n
     buf = np.empty((threads if par else 1, n))
-    omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o)
+    m_inv = np.ones(n)
+    if precondition:
+        _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf)
+    if par:
+        omega_z = _xt_times_par(indptr, indices, data, bias, J, z, r, 0.0, q, C, o, buf)
+    else:
+        omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o)
     omega1 = 0.0
     rho = 0.0
     for k in range(n):
