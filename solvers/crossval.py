@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers.errors import ProblemError
+
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
     """Fold number (0..k-1) of every labeled row, -1 for unlabeled rows.
@@ -41,6 +43,10 @@ def cross_validate(fit, X, y: np.ndarray, cost: np.ndarray, params: dict, k: int
             on_fold(i, k)
         test = folds == i
         train = ~test
-        model = fit(X[train], y[train], cost[train], params)
+        try:
+            model = fit(X[train], y[train], cost[train], params)
+        except ProblemError as e:
+            raise ProblemError(f"cross-validation fold {i + 1} of {k}: {e} (a class has too "
+                               "few labeled rows for this many folds)") from None
         pred[test] = model.predict(X[test])
     return pred

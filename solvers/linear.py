@@ -23,7 +23,7 @@ from solvers import linalg as la
 from solvers.multiclass import one_vs_rest
 from solvers.params import BIAS, COST_NEGATIVE, COST_POSITIVE, EPSILON, LAMBDA, MAX_ITER
 
-log = logging.getLogger("ssl.linear")
+log = logging.getLogger("ssl.solver.linear")
 
 
 @dataclass
@@ -94,7 +94,7 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
             J, I, loss = la.split_active(Y, o, C)
             F = 0.5 * lam * la.sq_norm(w) + loss
             reason, converged = "optimal", True
-            log.info("%sNewton step %d: objective %.10g, %d active rows, %d CG iterations "
+            log.debug("%sNewton step %d: objective %.10g, %d active rows, %d CG iterations "
                      "(optimal)", tag, it, F, J.size, cg_it)
             break
         delta = la.line_search(w, w_bar, lam, o, o_bar, Y, C)
@@ -103,7 +103,7 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
         F_old = F
         J, I, loss = la.split_active(Y, o, C)
         F = 0.5 * lam * la.sq_norm(w) + loss
-        log.info("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG iterations",
+        log.debug("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG iterations",
                  tag, it, F, delta, J.size, cg_it)
         if abs(F - F_old) < la.RELATIVE_STOP_EPS * abs(F_old):
             reason, converged = "relative objective change < 1e-9", True
@@ -150,6 +150,9 @@ def _fit(name, solve):
             if not r.converged:
                 log.warning("%s%s stopped at its iteration limit (%d) before converging",
                             tag, name, r.iterations)
+            else:
+                log.info("%s%s: objective %.10g after %d iterations (%d CG iterations; %s)",
+                         tag, name, r.objective, r.iterations, r.cg_iterations, r.reason)
             stats = {"objective": r.objective, "iterations": r.iterations,
                      "cg_iterations": r.cg_iterations}
             return r.w[:-1], bias * r.w[-1], stats
@@ -169,11 +172,8 @@ def _svm(X, Y, C, params, tag):
 
 
 def _rls(X, Y, C, params, tag):
-    r = rls_cgls(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
-                 max_iter=params["max_iter"])
-    log.info("%sCGLS: objective %.10g, %d iterations (%s)", tag, r.objective, r.iterations,
-             r.reason)
-    return r
+    return rls_cgls(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
+                    max_iter=params["max_iter"])
 
 
 PARAMS = {

@@ -72,6 +72,7 @@ def setup_logging(prog: str, quiet: bool, verbose: bool) -> logging.Logger:
     root.addHandler(h)
     root.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     root.propagate = False
+    logging.getLogger("ssl.solver").setLevel(logging.NOTSET)
     return logging.getLogger(f"ssl.{prog}")
 
 

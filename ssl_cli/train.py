@@ -5,6 +5,7 @@ The solver options are generated from the parameter declarations in ``solvers.re
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 
@@ -46,11 +47,15 @@ def _param_options() -> list[click.Option]:
     opts = []
     for name, uses in all_params().items():
         p = uses[0][1]
-        where = "; ".join(
-            f"{a.name}: default {_fmt(q.default)}" for a, q in uses)
+        algos = ", ".join(a.name for a, _ in uses)
+        if len({(q.help, repr(q.default)) for _, q in uses}) == 1:
+            text = f"{p.help}. Range {p.range_text()}, default {_fmt(p.default)} [{algos}]"
+        else:  # the solvers give it different meanings or defaults: say each
+            text = f"Range {p.range_text()}. " + "; ".join(
+                f"{a.name}: {q.help}, default {_fmt(q.default)}" for a, q in uses)
         opts.append(click.Option(
             [*p.flags, f"p_{name}"], default=None, metavar=p.metavar or p.type.__name__.upper(),
-            help=f"{p.help}. Range {p.range_text()} [{where}]"))
+            help=text))
     return opts
 
 
@@ -161,6 +166,8 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
              " (one-vs-rest)" if len(classes) > 2 else "")
 
     if folds is not None:
+        if not verbose:  # one line per fold, not per class and fold
+            logging.getLogger("ssl.solver").setLevel(logging.WARNING)
         if folds > n_lab:
             raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
                             f"(found {n_lab})")

@@ -156,3 +156,11 @@ def test_option_not_used_by_the_algorithm_is_refused():
     assert r.exit_code == 2
     assert r.output.strip().splitlines()[-1] == (
         "Error: option -Cp/--cost-positive is not used by -a slim (it is used by: rls, svm)")
+
+
+def test_fold_without_a_class(tmp):
+    (tmp / "d").write_text("+1 1:1\n-1 1:-1\n-1 1:-2\n-1 1:-3\n")
+    r = run("ssl-train", "-q", "-v", 2, tmp / "d")
+    check_one_line(r, 1, "ssl-train: error: cross-validation fold 2 of 2: svm needs at least two "
+                         "classes among the labeled rows (a class has too few labeled rows for "
+                         "this many folds)")
