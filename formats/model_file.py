@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import math
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -106,7 +107,6 @@ def write_model(model: Model, path: str) -> None:
     """Write ``model`` to ``path`` atomically (``-`` writes to standard output)."""
     text = model_to_text(model)
     if path == "-":
-        import sys
         sys.stdout.write(text)
         sys.stdout.flush()
         return

@@ -13,8 +13,7 @@ import click
 from formats.errors import DataError
 from solvers.errors import ProblemError
 
-EXIT_DATA = 1
-EXIT_USAGE = 2
+EXIT_DATA = 1  # usage errors exit with 2 through click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

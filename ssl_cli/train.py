@@ -18,7 +18,7 @@ from formats.svmlight import read_dataset
 from solvers.crossval import cross_validate
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
-from ssl_cli.common import CONTEXT, EXIT_USAGE, setup_logging, user_errors
+from ssl_cli.common import CONTEXT, setup_logging, user_errors
 
 PROG = "ssl-train"
 
@@ -197,5 +197,3 @@ def main(argv=None):
 if __name__ == "__main__":
     raise SystemExit(main())
 
-
-__all__ = ["main", "EXIT_USAGE"]
