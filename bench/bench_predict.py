@@ -19,39 +19,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import psutil
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tools import peak_rss, svmlight_block  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
 
-def block(rows, d, nnz, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(rows):
-        idx = np.sort(rng.choice(d, nnz, replace=False)) + 1
-        vals = rng.random(nnz)
-        out.append(("+1 " if i % 3 else "-1 ") +
-                   " ".join(f"{j}:{v:.6f}" for j, v in zip(idx.tolist(), vals.tolist())))
-    return ("\n".join(out) + "\n").encode()
-
-
 def measure(args):
-    t0 = time.perf_counter()
-    p = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    proc = psutil.Process(p.pid)
-    peak = 0
-    while p.poll() is None:
-        try:
-            peak = max(peak, proc.memory_info().rss)
-        except psutil.NoSuchProcess:
-            break
-        time.sleep(0.01)
-    err = p.stderr.read().decode()
-    if p.returncode != 0:
+    code, rss, secs, err = peak_rss(args)
+    if code != 0:
         raise SystemExit(f"{args[0]} failed: {err}")
-    return time.perf_counter() - t0, peak / 2**20
+    return secs, rss
 
 
 def median_time(args, n=9):
@@ -70,7 +48,7 @@ def main():
     args = ap.parse_args()
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="bench-predict-"))
     tmp.mkdir(parents=True, exist_ok=True)
-    b = block(20000, 100_000, 50)
+    b = svmlight_block(20000, 100_000, 50)
     small = tmp / "small.svm"
     small.write_bytes(b)
     big = tmp / "big.svm"

@@ -50,27 +50,15 @@ def outputs(indptr, indices, data, bias, w, rows, o):
         o[i] = s
 
 
+# The row products are written once, as kernels over a block [lo, hi) of the row list; the
+# serial path runs one block, the threaded path one block per thread and then combines the
+# blocks' results in a fixed order (deterministic for a given number of threads).
+
 @njit(cache=True)
-def _x_times(indptr, indices, data, bias, rows, p, C, q):
-    """q[t] = x̃_rows[t]·p; returns Σ_t C[rows[t]] q[t]²."""
-    pb = bias * p[p.size - 1]
+def _x_block(indptr, indices, data, pb, rows, lo, hi, p, C, q):
+    """q[t] = x_rows[t]·p[:d] + pb for t in [lo, hi); returns Σ_t C[rows[t]] q[t]²."""
     acc = 0.0
-    for t in range(rows.size):
-        i = rows[t]
-        s = pb
-        for k in range(U(indptr[i]), U(indptr[i + 1])):
-            s += data[k] * p[U(indices[k])]
-        q[t] = s
-        acc += C[i] * s * s
-    return acc
-
-
-@njit(cache=True, parallel=True)
-def _x_times_par(indptr, indices, data, bias, rows, p, C, q):
-    """Threaded :func:`_x_times`."""
-    pb = bias * p[p.size - 1]
-    acc = 0.0
-    for t in prange(rows.size):
+    for t in range(lo, hi):
         i = rows[t]
         s = pb
         for k in range(U(indptr[i]), U(indptr[i + 1])):
@@ -81,14 +69,13 @@ def _x_times_par(indptr, indices, data, bias, rows, p, C, q):
 
 
 @njit(cache=True)
-def _xt_times(indptr, indices, data, bias, rows, z, r, gamma, q, C, o):
-    """CG's residual step fused with the transpose product: for every t (row i = rows[t]),
-    ``z[t] -= γ C_i q[t]`` and ``o[i] += γ q[t]``, then ``r[:d] += X_rowsᵀ z`` and
-    ``r[d] += bias·Σz``. Returns ``||z||²``. r is not cleared; γ = 0 leaves z and o alone."""
-    d = r.size - 1
+def _xt_block(indptr, indices, data, rows, lo, hi, z, acc, gamma, q, C, o):
+    """CG's residual step fused with the transpose product, for t in [lo, hi) (row
+    i = rows[t]): ``z[t] -= γ C_i q[t]``, ``o[i] += γ q[t]`` (skipped when γ = 0), then
+    ``acc[:d] += x_i z[t]``. Returns (Σ z[t], Σ z[t]²)."""
     zs = 0.0
     zz = 0.0
-    for t in range(rows.size):
+    for t in range(lo, hi):
         i = rows[t]
         zt = z[t]
         if gamma != 0.0:
@@ -98,70 +85,87 @@ def _xt_times(indptr, indices, data, bias, rows, z, r, gamma, q, C, o):
         zs += zt
         zz += zt * zt
         for k in range(U(indptr[i]), U(indptr[i + 1])):
-            r[U(indices[k])] += data[k] * zt
-    r[d] += bias * zs
-    return zz
+            acc[U(indices[k])] += data[k] * zt
+    return zs, zz
+
+
+@njit(cache=True)
+def _diag_block(indptr, indices, data, rows, lo, hi, C, acc):
+    """acc[:d] += C_i x_i² (elementwise) for t in [lo, hi); returns Σ C_i."""
+    cs = 0.0
+    for t in range(lo, hi):
+        i = rows[t]
+        c = C[i]
+        cs += c
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            acc[U(indices[k])] += c * data[k] * data[k]
+    return cs
+
+
+@njit(cache=True, parallel=True)
+def _x_times_par(indptr, indices, data, pb, rows, p, C, q, nb):
+    """:func:`_x_block` over all rows, in nb threaded blocks."""
+    na = rows.size
+    part = np.zeros(nb)
+    for b in prange(nb):
+        part[b] = _x_block(indptr, indices, data, pb, rows, b * na // nb, (b + 1) * na // nb,
+                           p, C, q)
+    acc = 0.0
+    for b in range(nb):
+        acc += part[b]
+    return acc
 
 
 @njit(cache=True, parallel=True)
 def _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf):
-    """Threaded :func:`_xt_times`: each of the buf.shape[0] blocks of rows scatters into its own
-    row of buf, then the blocks are summed in a fixed order (so the result is deterministic
-    for a given number of blocks)."""
+    """:func:`_xt_block` over all rows in buf.shape[0] threaded blocks, each scattering into its
+    own row of buf; then ``r += Σ_b buf[b]`` and ``r[d] += bias·Σz``. Returns ||z||²."""
     nb = buf.shape[0]
     n = r.size
     na = rows.size
-    part = np.zeros(nb)
+    zsum = np.zeros(nb)
+    zsq = np.zeros(nb)
     for b in prange(nb):
-        acc = buf[b]
-        for k in range(n):
-            acc[k] = 0.0
-        zs = 0.0
-        zz = 0.0
-        for t in range(b * na // nb, (b + 1) * na // nb):
-            i = rows[t]
-            zt = z[t]
-            if gamma != 0.0:
-                o[i] += gamma * q[t]
-                zt -= gamma * C[i] * q[t]
-                z[t] = zt
-            zs += zt
-            zz += zt * zt
-            for k in range(U(indptr[i]), U(indptr[i + 1])):
-                acc[U(indices[k])] += data[k] * zt
-        acc[n - 1] += bias * zs
-        part[b] = zz
+        buf[b, :] = 0.0
+        zsum[b], zsq[b] = _xt_block(indptr, indices, data, rows, b * na // nb,
+                                    (b + 1) * na // nb, z, buf[b], gamma, q, C, o)
     for k in prange(n):
         s = 0.0
         for b in range(nb):
             s += buf[b, k]
         r[k] += s
+    zs = 0.0
     zz = 0.0
     for b in range(nb):
-        zz += part[b]
+        zs += zsum[b]
+        zz += zsq[b]
+    r[n - 1] += bias * zs
+    return zz
+
+
+@njit(cache=True)
+def _xt_times(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf, par):
+    """r[:d] += X_rowsᵀ z and r[d] += bias·Σz after CG's residual step (see :func:`_xt_block`),
+    threaded over buf.shape[0] blocks when ``par``. Returns ||z||². r is not cleared."""
+    if par:
+        return _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf)
+    zs, zz = _xt_block(indptr, indices, data, rows, 0, rows.size, z, r, gamma, q, C, o)
+    r[r.size - 1] += bias * zs
     return zz
 
 
 @njit(cache=True, parallel=True)
 def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
-    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system; the rows
-    are split into buf.shape[0] blocks scattered in parallel (as in :func:`_xt_times_par`)."""
+    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system, with the
+    rows scattered in buf.shape[0] threaded blocks."""
     n = m_inv.size
     nb = buf.shape[0]
     na = J.size
     part = np.zeros(nb)
     for b in prange(nb):
-        acc = buf[b]
-        for k in range(n):
-            acc[k] = 0.0
-        cs = 0.0
-        for t in range(b * na // nb, (b + 1) * na // nb):
-            i = J[t]
-            c = C[i]
-            cs += c
-            for k in range(U(indptr[i]), U(indptr[i + 1])):
-                acc[U(indices[k])] += c * data[k] * data[k]
-        part[b] = cs
+        buf[b, :] = 0.0
+        part[b] = _diag_block(indptr, indices, data, J, b * na // nb, (b + 1) * na // nb, C,
+                              buf[b])
     for k in prange(n):
         s = 0.0
         for b in range(nb):
@@ -213,10 +217,7 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     m_inv = np.ones(n)
     if precondition:
         _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf)
-    if par:
-        omega_z = _xt_times_par(indptr, indices, data, bias, J, z, r, 0.0, q, C, o, buf)
-    else:
-        omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o)
+    omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o, buf, par)
     omega1 = 0.0
     rho = 0.0
     for k in range(n):
@@ -233,10 +234,11 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     it = 0
     while it < itermax:
         it += 1
+        pb = bias * p[n - 1]
         if par:
-            omega_q = _x_times_par(indptr, indices, data, bias, J, p, C, q)
+            omega_q = _x_times_par(indptr, indices, data, pb, J, p, C, q, threads)
         else:
-            omega_q = _x_times(indptr, indices, data, bias, J, p, C, q)
+            omega_q = _x_block(indptr, indices, data, pb, J, 0, na, p, C, q)
         curv = lam * omega_p + omega_q
         if curv <= 0.0:  # p underflowed to 0: nothing left to reduce
             return True, it - 1
@@ -244,10 +246,7 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
         for k in range(n):
             beta[k] += gamma * p[k]
             r[k] = 0.0
-        if par:
-            omega_z = _xt_times_par(indptr, indices, data, bias, J, z, r, gamma, q, C, o, buf)
-        else:
-            omega_z = _xt_times(indptr, indices, data, bias, J, z, r, gamma, q, C, o)
+        omega_z = _xt_times(indptr, indices, data, bias, J, z, r, gamma, q, C, o, buf, par)
         omega1 = 0.0
         rho_new = 0.0
         for k in range(n):

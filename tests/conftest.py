@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SSL_SHARED", ROOT.parent / "shared")).resolve()
 SAMPLES = ROOT / "sample_data"
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "bench"))  # bench/tools.py: synthetic data, peak memory
 
 
 def shared(*parts) -> Path:

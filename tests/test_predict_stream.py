@@ -1,46 +1,14 @@
 """ssl-predict streams: a multi-GB input is predicted with the same flat peak memory as a small
 one, and chunking never changes the output."""
 
-import subprocess
-import time
-
-import numpy as np
-import psutil
 import pytest
 from conftest import BIN, SAMPLES, run
-
-
-def synthetic_block(rows, d, nnz, seed):
-    """SVMlight text of random sparse rows (50 nonzeros, like the throughput target's)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(rows):
-        idx = np.sort(rng.choice(d, nnz, replace=False)) + 1
-        vals = rng.random(nnz)
-        out.append(("+1 " if i % 3 else "-1 ") +
-                   " ".join(f"{j}:{v:.6f}" for j, v in zip(idx.tolist(), vals.tolist())))
-    return ("\n".join(out) + "\n").encode()
-
-
-def peak_rss(args):
-    """Run a command; return (exit status, peak resident memory in MB, seconds, stderr)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    proc = psutil.Process(p.pid)
-    peak = 0
-    while p.poll() is None:
-        try:
-            peak = max(peak, proc.memory_info().rss)
-        except psutil.NoSuchProcess:
-            break
-        time.sleep(0.02)
-    err = p.stderr.read().decode()
-    return p.returncode, peak / 2**20, time.perf_counter() - t0, err
+from tools import peak_rss, svmlight_block
 
 
 @pytest.mark.slow
 def test_multi_gb_input_has_flat_memory(tmp):
-    block = synthetic_block(20000, 5000, 50, 0)
+    block = svmlight_block(20000, 5000, 50, 0)
     small = tmp / "small.svm"
     small.write_bytes(block)
     run("ssl-train", "-q", "-W", "1", small, tmp / "m", check=0)
