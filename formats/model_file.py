@@ -50,6 +50,8 @@ def _f(v) -> str:
 
 
 def _value(v) -> str:
+    if v is None:  # a parameter left to its data-dependent default
+        return "auto"
     if isinstance(v, bool):
         return str(int(v))
     if isinstance(v, (int, np.integer)):

@@ -272,6 +272,19 @@ def read_dataset(path: str, *, zero_based: bool = False, labels: str | None = No
                    np.concatenate([p.lines for p in parts]), path)
 
 
+def stack_unlabeled(data: Dataset, extra: Dataset) -> Dataset:
+    """``data`` followed by the rows of ``extra`` as unlabeled rows (label 0, cost 1)."""
+    width = max(data.X.shape[1], extra.X.shape[1])
+
+    def widen(X):
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+
+    X = sp.vstack([widen(data.X), widen(extra.X)], format="csr")
+    return Dataset(X, np.concatenate([data.y, np.zeros(extra.n_rows)]),
+                   np.concatenate([data.cost, np.ones(extra.n_rows)]),
+                   np.concatenate([data.lines, extra.lines]), data.name)
+
+
 # --------------------------------------------------------------------------- writing
 
 def format_label(v: float) -> str:

@@ -286,6 +286,60 @@ def split_active(Y, o, C):
 
 
 @njit(cache=True)
+def split_virtual(Yv, Cv, phys, o, m):
+    """The active set when the loss runs over virtual rows: row v is the physical row phys[v]
+    with target Yv[v] and cost Cv[v] (a physical row may appear several times, e.g. once per
+    candidate label). A copy is active when Yv·o < 1. The active copies of one physical row
+    merge into one least-squares row with cost Ce = Σ Cv and target Ye = Σ Cv Yv / Ce (the
+    same normal equations), so CGLS touches each physical row once.
+    Returns J (physical rows with an active copy), I (the others), the loss
+    1/2 Σ_active Cv (1 - Yv o)², Ye, Ce (length m) and the active flag of every copy."""
+    V = Yv.size
+    Ce = np.zeros(m)
+    Yc = np.zeros(m)
+    hits = np.zeros(m, np.int64)
+    act = np.zeros(V, np.bool_)
+    loss = 0.0
+    for v in range(V):
+        i = phys[v]
+        diff = 1.0 - Yv[v] * o[i]
+        if diff > 0.0:
+            act[v] = True
+            hits[i] += 1
+            Ce[i] += Cv[v]
+            Yc[i] += Cv[v] * Yv[v]
+            loss += 0.5 * Cv[v] * diff * diff
+    J = np.empty(m, np.int64)
+    I = np.empty(m, np.int64)
+    nj = 0
+    ni = 0
+    Ye = np.zeros(m)
+    for i in range(m):
+        if hits[i] > 0:
+            J[nj] = i
+            nj += 1
+            if Ce[i] > 0.0:
+                Ye[i] = Yc[i] / Ce[i]
+        else:
+            I[ni] = i
+            ni += 1
+    return J[:nj], I[:ni], loss, Ye, Ce, act
+
+
+@njit(cache=True)
+def margins_agree_virtual(Yv, phys, o, act, eps):
+    """:func:`margins_agree` over virtual rows (see :func:`split_virtual`)."""
+    for v in range(Yv.size):
+        yo = Yv[v] * o[phys[v]]
+        if act[v]:
+            if yo > 1.0 + eps:
+                return False
+        elif yo < 1.0 - eps:
+            return False
+    return True
+
+
+@njit(cache=True)
 def margins_agree(Y, o, J, I, eps):
     """True when every row of J has Y·o <= 1 + eps and every row of I has Y·o >= 1 - eps."""
     for t in range(J.size):

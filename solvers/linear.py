@@ -40,14 +40,12 @@ class LinearResult:
 
 
 def _csr(X) -> sp.csr_matrix:
-    X = sp.csr_matrix(X)
-    if not X.has_sorted_indices:
-        X = X.sorted_indices()
-    return X
+    """X as CSR without copying when it already is (the kernels need no sorted indices)."""
+    return X if isinstance(X, sp.csr_matrix) else sp.csr_matrix(X)
 
 
-def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=None,
-              tag="", precondition=True) -> LinearResult:
+def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=None, o0=None,
+              tag="", precondition=True, phys=None) -> LinearResult:
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton.
 
     Each Newton step solves the regularised least-squares problem on the active rows
@@ -56,6 +54,11 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
     is 0.01 until that loose problem is optimal, then ``eps``. Stops when the Newton point is
     optimal (CGLS converged and every margin agrees with the active set within eps), when the
     objective changes by less than 1e-9 relatively, or after ``max_iter`` Newton steps.
+
+    A warm start (``w0``, SVMlin's seeding) may pass ``o0 = X̃ w0`` to save one product.
+    With ``phys``, the sum runs over virtual rows v: target Y[v] and cost C[v] on the row
+    X[phys[v]] (DA-S3VM's two label copies of an unlabeled row); active copies of one row are
+    merged so the products touch each row once. The returned o is per row of X.
     """
     X = _csr(X)
     m, d = X.shape
@@ -64,13 +67,24 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
     a = (X.indptr, X.indices, X.data, float(bias))
     cold = w0 is None
     w = np.zeros(d + 1) if cold else np.array(w0, dtype=np.float64)
-    o = np.zeros(m)
-    if not cold:
-        la.outputs(*a, w, np.arange(m), o)
+    if o0 is not None:
+        o = np.array(o0, dtype=np.float64)
+    else:
+        o = np.zeros(m)
+        if not cold:
+            la.outputs(*a, w, np.arange(m), o)
     threads = numba.get_num_threads()
+
+    def active(o):
+        """(J, I, loss, targets and costs for CGLS, per-copy active flags or None)."""
+        if phys is None:
+            J, I, loss = la.split_active(Y, o, C)
+            return J, I, loss, Y, C, None
+        return la.split_virtual(Y, C, phys, o, m)
+
     eps_cur = max(la.BIG_EPSILON, eps) if cold else eps
     cgmax = la.SMALL_CGITERMAX if cold else la.CGITERMAX
-    J, I, loss = la.split_active(Y, o, C)
+    J, I, loss, Ye, Ce, act = active(o)
     F = 0.5 * lam * la.sq_norm(w) + loss
     cg_total = 0
     reason = "iteration limit"
@@ -80,31 +94,36 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
         it += 1
         w_bar = w.copy()
         o_bar = o.copy()
-        opt, cg_it = la.cgls(*a, Y, C, J, lam, w_bar, o_bar, eps_cur, cgmax, precondition,
-                                  threads)
+        opt, cg_it = la.cgls(*a, Ye, Ce, J, lam, w_bar, o_bar, eps_cur, cgmax, precondition,
+                             threads)
         cg_total += cg_it
         la.outputs(*a, w_bar, I, o_bar)
         cgmax = la.CGITERMAX
-        if opt and la.margins_agree(Y, o_bar, J, I, eps_cur):
+        agree = (la.margins_agree(Y, o_bar, J, I, eps_cur) if phys is None else
+                 la.margins_agree_virtual(Y, phys, o_bar, act, eps_cur))
+        if opt and agree:
             if eps_cur > eps:
                 log.debug("%s  tolerance %g problem solved; continuing with %g", tag, eps_cur, eps)
                 eps_cur = eps
                 continue
             w, o = w_bar, o_bar
-            J, I, loss = la.split_active(Y, o, C)
+            J, I, loss, Ye, Ce, act = active(o)
             F = 0.5 * lam * la.sq_norm(w) + loss
             reason, converged = "optimal", True
             log.debug("%sNewton step %d: objective %.10g, %d active rows, %d CG iterations "
-                     "(optimal)", tag, it, F, J.size, cg_it)
+                      "(optimal)", tag, it, F, J.size, cg_it)
             break
-        delta = la.line_search(w, w_bar, lam, o, o_bar, Y, C)
+        if phys is None:
+            delta = la.line_search(w, w_bar, lam, o, o_bar, Y, C)
+        else:
+            delta = la.line_search(w, w_bar, lam, o[phys], o_bar[phys], Y, C)
         w += delta * (w_bar - w)
         o += delta * (o_bar - o)
         F_old = F
-        J, I, loss = la.split_active(Y, o, C)
+        J, I, loss, Ye, Ce, act = active(o)
         F = 0.5 * lam * la.sq_norm(w) + loss
         log.debug("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG iterations",
-                 tag, it, F, delta, J.size, cg_it)
+                  tag, it, F, delta, J.size, cg_it)
         if abs(F - F_old) < la.RELATIVE_STOP_EPS * abs(F_old):
             reason, converged = "relative objective change < 1e-9", True
             break

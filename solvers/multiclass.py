@@ -16,7 +16,8 @@ def class_labels(y: np.ndarray) -> list[int]:
 def one_vs_rest(algorithm: str, X, y: np.ndarray, binary) -> Model:
     """Train a linear model: one function for two classes, one per class for more.
 
-    ``binary(Y, tag)`` trains on targets Y ∈ {+1, -1} (same rows as X) and returns
+    ``binary(Y, tag)`` trains on targets Y ∈ {+1, -1}, 0 for unlabeled rows (same rows as X),
+    and returns
     (w of length n_features, intercept, stats dict). With two classes the larger label is the
     positive one (+1 for ±1 data). Stats are collected per function, in label order.
     """
@@ -34,7 +35,7 @@ def one_vs_rest(algorithm: str, X, y: np.ndarray, binary) -> Model:
     b = np.zeros(len(tasks))
     stats: dict[str, list] = {}
     for k, pos in enumerate(tasks):
-        Y = np.where(y == pos, 1.0, -1.0)
+        Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
         tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
         W[:, k], b[k], st = binary(Y, tag)
         for key, v in st.items():

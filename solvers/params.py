@@ -76,6 +76,8 @@ class Param:
 
 
 def _num(v) -> str:
+    if v is None:
+        return "auto"
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
@@ -98,3 +100,14 @@ BIAS = Param("bias", ("-B", "--bias"), float, 1.0,
              low=0.0)
 MAX_ITER = Param("max_iter", ("--max-iter",), int, 50,
                  "maximum number of outer iterations", low=1)
+LAMBDA_U = Param("lambda_u", ("-U", "--lambda-u"), float, 1.0,
+                 "weight λ_u of the unlabeled rows' loss (SVMlin's -U); 0 ignores them",
+                 low=0.0)
+MAX_SWITCH = Param("max_switch", ("-S", "--max-switch"), int, 10000,
+                   "maximum number of label pairs switched per step (SVMlin's -S); 1 is "
+                   "Joachims' original TSVM", low=1)
+POSITIVE_FRACTION = Param("positive_fraction", ("-R", "--positive-fraction"), float, None,
+                          "fraction r of the unlabeled rows in the positive class (SVMlin's -R); "
+                          "default: the labeled rows' positive fraction; two-class problems "
+                          "only (one-vs-rest takes each class's labeled fraction)",
+                          low=0.0, high=1.0, low_open=True, high_open=True)

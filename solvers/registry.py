@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solvers import linear
+from solvers import linear, s3vm
 from solvers.params import Param
 
 
@@ -42,6 +42,10 @@ ALGORITHMS: dict[str, Algorithm] = {
                   linear.PARAMS["rls"], linear.fit_rls, uses_unlabeled=False, svmlin_code=0),
         Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
                   linear.PARAMS["svm"], linear.fit_svm, uses_unlabeled=False, svmlin_code=1),
+        Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
+                  s3vm.PARAMS["tsvm"], s3vm.fit_tsvm, uses_unlabeled=True, svmlin_code=2),
+        Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
+                  s3vm.PARAMS["da"], s3vm.fit_da, uses_unlabeled=True, svmlin_code=3),
     )
 }
 

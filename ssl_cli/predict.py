@@ -6,6 +6,7 @@ import click
 import numpy as np
 
 from formats.model_file import read_model
+from formats.predictions import format_lines
 from formats.svmlight import CHUNK_BYTES, iter_chunks
 from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
 
@@ -22,17 +23,6 @@ Examples:
   zcat big.svm.gz | ssl-predict --values - my.model - | head
 
 Exit status: 0 ok, 1 data or model error, 2 usage error."""
-
-
-def format_lines(model, F: np.ndarray, values: bool) -> str:
-    """Prediction lines for decision values F (rows x functions), ``\\n``-terminated."""
-    labels = model.labels_from_values(F).tolist()
-    if not values:
-        return "".join(f"{v}\n" for v in labels)
-    if F.shape[1] == 1:
-        return "".join(f"{v} {f!r}\n" for v, f in zip(labels, F[:, 0].tolist()))
-    return "".join(f"{v} " + " ".join(map(repr, row)) + "\n"
-                   for v, row in zip(labels, F.tolist()))
 
 
 @click.command(context_settings=CONTEXT, epilog=EPILOG,

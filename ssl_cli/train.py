@@ -14,16 +14,19 @@ import numpy as np
 
 from formats.errors import DataError
 from formats.model_file import write_model
-from formats.svmlight import read_dataset
+from formats.predictions import format_lines
+from formats.svmlight import read_dataset, stack_unlabeled
 from solvers.crossval import cross_validate
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
-from ssl_cli.common import CONTEXT, setup_logging, user_errors
+from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
 
 PROG = "ssl-train"
 
 
 def _fmt(v) -> str:
+    if v is None:
+        return "auto"
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
@@ -125,11 +128,18 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
 @click.option("--labels", "labels_file", default=None, metavar="FILE",
               help="labels in FILE, one per line; TRAIN then has features only (SVMlin's "
                    "layout)")
+@click.option("--unlabeled", "unlabeled_file", default=None, metavar="FILE",
+              help="more training rows from FILE, all treated as unlabeled (their labels are "
+                   "ignored)")
+@click.option("-l", "--transductive", "transductive_file", default=None, metavar="FILE",
+              help="write predictions for the unlabeled training rows (TRAIN's, then "
+                   "--unlabeled's, in file order) to FILE, as ssl-predict does (SVMlight's -l)")
+@click.option("--values", is_flag=True, help="with -l: also write the decision value(s)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, labels_file,
-           quiet, verbose, **kwargs):
+           unlabeled_file, transductive_file, values, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
@@ -142,16 +152,25 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
         model = os.path.basename(train) + ".model"
     if folds is not None and model is not None:
         raise click.UsageError("-v writes no model; drop MODEL or -v", ctx)
+    if folds is not None and transductive_file is not None:
+        raise click.UsageError("-v trains no final model, so -l has nothing to write", ctx)
+    if values and transductive_file is None:
+        raise click.UsageError("--values goes with -l FILE", ctx)
     log = setup_logging(PROG, quiet, verbose)
 
     t0 = time.perf_counter()
     data = read_dataset(train, zero_based=zero_based, labels=labels_file)
     log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
              data.X.shape[1], data.X.nnz, time.perf_counter() - t0)
+    if unlabeled_file is not None:
+        extra = read_dataset(unlabeled_file, zero_based=zero_based)
+        log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
+        data = stack_unlabeled(data, extra)
     labeled = data.y != 0
     n_lab = int(labeled.sum())
     if n_lab == 0:
         raise DataError(train, "no labeled rows (every label is 0)")
+    X_unl = data.X[~labeled] if transductive_file is not None else None
     if not algo.uses_unlabeled and n_lab < data.n_rows:
         log.info("ignoring %d unlabeled rows (label 0): %s trains on labeled rows only",
                  data.n_rows - n_lab, algo.name)
@@ -179,6 +198,16 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
 
     m = algo.fit(data.X, data.y, data.cost, params)
     write_model(m, model)
+    if transductive_file is not None:
+        out = AtomicOutput(transductive_file)
+        try:
+            out.write(format_lines(m, m.decision_function(X_unl), values))
+            out.commit()
+        except BaseException:
+            out.discard()
+            raise
+        log.info("predictions for %d unlabeled rows written to %s", X_unl.shape[0],
+                 transductive_file)
     obj = m.stats.get("objective")
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,

@@ -1,0 +1,110 @@
+"""tsvm and da on the shared semi-supervised splits, next to SVMlin's and SVMlight's figures.
+
+Settings as REFERENCE.md: λ = 0.001, λ_u = 1, r = the split's true unlabeled positive
+fraction (SPLIT.md). For each split and method: training time (whole `ssl-train` process,
+median of --reps runs, and the solver alone, in this process), test accuracy and
+transductive accuracy on the unlabeled training rows, and the objective reached.
+
+Usage: python bench/bench_s3vm.py [--only SPLIT ...] [--reps N] [--inprocess]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from formats.svmlight import read_dataset  # noqa: E402
+
+SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+BIN = Path(sys.executable).parent
+
+# REFERENCE.md: test / transductive accuracy (seconds)
+SVMLIN = {
+    "pcmac-svmlin": {"svm": (66.46, 66.52, 0.0154), "tsvm": (92.80, 91.91, 0.196),
+                     "tsvm-S1": (93.00, 92.06, 0.287), "da": (95.27, 96.17, 0.541)},
+    "a9a-100": {"svm": (76.59, 76.38, 0.017), "tsvm": (78.07, 78.08, 4.32),
+                "tsvm-S1": (78.07, 78.08, 24.2), "da": (77.06, 76.92, 21)},
+    "w8a-200": {"svm": (97.34, 97.31, 0.0216), "tsvm": (96.10, 95.78, 3.73),
+                "tsvm-S1": (96.05, 95.77, 15.7), "da": (97.52, 97.43, 23.2)},
+    "mnist38-80": {"svm": (93.09, 91.65, 0.163), "tsvm": (95.87, 94.70, 33.5),
+                   "tsvm-S1": (95.92, 94.77, 70.1), "da": (96.32, 95.46, 213)},
+    "rcv1-small-50": {"svm": (80.33, 75.69, 0.0192), "tsvm": (81.67, 79.69, 0.17),
+                      "tsvm-S1": (81.67, 79.69, 0.145), "da": (82.00, 78.77, 0.791)},
+    "secstr-1000": {"svm": (64.10, 63.59, 0.0547), "tsvm": (63.81, 63.49, 11.1),
+                    "tsvm-S1": (63.78, 63.52, 121), "da": (63.71, 63.53, 26.8)},
+    "usps49-10": {"svm": (89.12, 89.73, 0.011), "tsvm": (94.96, 96.39, 0.331),
+                  "tsvm-S1": (95.49, 96.39, 0.407), "da": (92.31, 93.81, 6.79)},
+}
+SVMLIGHT = {"pcmac-svmlin": "92.39 / 94.04 (22.8 s)", "a9a-100": "76.51 / 76.33 (155 s)",
+            "w8a-200": "95.24 / 94.73 (360 s)", "mnist38-80": "95.97 / 95.45 (104 s)",
+            "rcv1-small-50": "84.67 / 80.62 (8.17 s)", "secstr-1000": "timed out (1200 s)",
+            "usps49-10": "96.29 / 98.59 (0.691 s)"}
+METHODS = {"svm": ("svm", []), "tsvm-S1": ("tsvm", ["-S", "1"]), "tsvm": ("tsvm", []),
+           "da": ("da", [])}
+
+
+def split_r(split):
+    text = (SHARED / "bench" / split / "SPLIT.md").read_text()
+    m = re.search(r"True positive fraction of the unlabeled part: \*?\*?([0-9.]+)", text)
+    return float(m.group(1))
+
+
+def run_cli(split, algo, extra, r, tmp, reps):
+    train = SHARED / "bench" / split / "train.svm"
+    args = [BIN / "ssl-train", "-q", "-a", algo, "-W", "0.001", *extra]
+    if algo != "svm":
+        args += ["-U", "1", "-R", repr(r)]
+    args += ["-l", tmp / "trans", train, tmp / "model"]
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run([str(a) for a in args], check=True)
+        ts.append(time.perf_counter() - t0)
+    p = subprocess.run([str(BIN / "ssl-predict"), SHARED / "bench" / split / "test.svm",
+                        tmp / "model", tmp / "pred"], check=True, capture_output=True, text=True)
+    test_acc = float(re.search(r"Accuracy = ([0-9.]+)%", p.stderr).group(1))
+    truth = np.loadtxt(SHARED / "bench" / split / "train.truth")
+    y = read_dataset(str(train)).y
+    trans = np.loadtxt(tmp / "trans")
+    trans_acc = 100.0 * np.mean(trans == truth[y == 0])
+    obj = re.search(r"^stat objective (\S+)", (tmp / "model").read_text(), re.M).group(1)
+    return statistics.median(ts), test_acc, trans_acc, float(obj)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="+", default=None)
+    ap.add_argument("--reps", type=int, default=1)
+    args = ap.parse_args()
+    splits = args.only or list(SVMLIN)
+    print("| split | method | ours: test / transductive % | ours: time (process) | "
+          "solver alone | SVMlin: test / transductive % (time) | ratio (process) | "
+          "objective |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as td:
+        tmp = Path(td)
+        for split in splits:
+            r = split_r(split)
+            for name, (algo, extra) in METHODS.items():
+                t, acc, tacc, obj = run_cli(split, algo, extra, r, tmp, args.reps)
+                fit_t = float(re.search(r"^stat train_time (\S+)",
+                                        (tmp / "model").read_text(), re.M).group(1))
+                ref = SVMLIN[split][name]
+                print(f"| {split} | {name} | {acc:.2f} / {tacc:.2f} | {t:.2f} s | {fit_t:.2f} s"
+                      f" | {ref[0]:.2f} / {ref[1]:.2f} ({ref[2]:g} s) | {t / ref[2]:.2f} | "
+                      f"{obj:.6g} |", flush=True)
+            print(f"| {split} | SVMlight TSVM | | | | {SVMLIGHT[split]} | | |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

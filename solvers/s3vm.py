@@ -1,0 +1,415 @@
+"""Semi-supervised linear SVMs on the MFN core: multi-switch TSVM (``tsvm``) and
+deterministic-annealing S3VM (``da``) -- Sindhwani & Keerthi (2006), ALGORITHMS.md §1.
+
+Conventions (SVMlin's): the bias is a regularised constant feature; the labeled losses are
+averaged (cost 1/l each), the unlabeled ones weighted λ_u/u. The objective reported for both
+methods is SVMlin's ``transductive_cost``
+
+    1/2 [ λ||w̃||² + 1/l Σ_L max(0, 1 - y o)² + λ_u/u Σ_U max(0, 1 - |o|)² ].
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from solvers import linalg as la
+from solvers.errors import ProblemError
+from solvers.linear import _csr, l2svm_mfn
+from solvers.multiclass import class_labels, one_vs_rest
+from solvers.params import (
+    BIAS,
+    EPSILON,
+    LAMBDA,
+    LAMBDA_U,
+    MAX_ITER,
+    MAX_SWITCH,
+    POSITIVE_FRACTION,
+)
+
+log = logging.getLogger("ssl.solver.s3vm")
+
+TSVM_LAMBDA_SMALL = 1e-5  # SVMlin: the unlabeled weight of the first TSVM round
+TSVM_ANNEALING_RATE = 1.5
+DA_INIT_TEMP = 10.0  # T0 = 10 λ_u
+DA_ANNEALING_RATE = 1.5
+DA_INNER_ITERMAX = 100
+DA_OUTER_ITERMAX = 30
+
+
+@dataclass
+class S3VMResult:
+    """w has length d + 1 (bias weight last); o = X̃w for every training row.
+
+    trace: one entry per retraining, (stage, objective of the MFN problem just solved,
+    number of unlabeled rows labeled +1) for tsvm; (temperature, transductive objective) for da.
+    """
+
+    w: np.ndarray
+    o: np.ndarray
+    objective: float
+    r: float
+    stats: dict = field(default_factory=dict)
+    trace: list = field(default_factory=list)
+
+
+def transductive_cost(w, o, y, lab, unl, lam, lam_u) -> float:
+    """SVMlin's objective: 1/2 [λ||w||² + 1/l Σ_L l2(y o) + λ_u/u Σ_U max(0, 1 - |o|)²]."""
+    hl = np.maximum(0.0, 1.0 - y[lab] * o[lab])
+    hu = np.maximum(0.0, 1.0 - np.abs(o[unl]))
+    l, u = lab.size, unl.size
+    return 0.5 * (lam * float(w @ w) + float(hl @ hl) / l + (lam_u * float(hu @ hu) / u
+                                                              if u else 0.0))
+
+
+def _split(y):
+    lab = np.flatnonzero(y != 0)
+    unl = np.flatnonzero(y == 0)
+    if lab.size == 0:
+        raise ProblemError("no labeled rows")
+    if np.all(y[lab] > 0) or np.all(y[lab] < 0):
+        raise ProblemError("the labeled rows have one class only")
+    return lab, unl
+
+
+def _positive_fraction(y, lab, r):
+    if r is None:
+        r = float(np.mean(y[lab] > 0))
+    return r
+
+
+# --------------------------------------------------------------------------- TSVM
+
+@njit(cache=True)
+def switch_labels(Y, o, unl, S):
+    """SVMlin's multiple switching: candidates are unlabeled rows labeled +1 with o < 1 (sorted
+    by o ascending) and labeled -1 with o > -1 (sorted by o descending); switch pairs from the
+    tops while o_pos < o_neg, at most S pairs. Returns the number of pairs switched."""
+    pos = np.empty(unl.size, np.int64)
+    neg = np.empty(unl.size, np.int64)
+    npos = 0
+    nneg = 0
+    for t in range(unl.size):
+        i = unl[t]
+        if Y[i] > 0.0 and o[i] < 1.0:
+            pos[npos] = i
+            npos += 1
+        elif Y[i] < 0.0 and -o[i] < 1.0:
+            neg[nneg] = i
+            nneg += 1
+    pos = pos[:npos]
+    neg = neg[:nneg]
+    pos = pos[np.argsort(o[pos], kind="mergesort")]
+    neg = neg[np.argsort(-o[neg], kind="mergesort")]
+    s = 0
+    while s < S and s < npos and s < nneg and o[pos[s]] < o[neg[s]]:
+        Y[pos[s]] = -1.0
+        Y[neg[s]] = 1.0
+        s += 1
+    return s
+
+
+def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX,
+                tag="") -> S3VMResult:
+    """Multi-switch transductive L2-SVM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
+
+    1. MFN on the labeled rows (cost 1/l). 2. Label the unlabeled rows by their outputs so that
+    exactly round(r·u) are positive. 3. λ′ = min(1e-5, λ_u), retrain on all rows from w = 0
+    (unlabeled cost λ′/u). 4. Switch up to S pairs and retrain seeded until no pair qualifies;
+    then λ′ ← min(1.5 λ′, λ_u); the round at λ′ = λ_u is the last.
+    """
+    t0 = time.perf_counter()
+    X = _csr(X)
+    y = np.asarray(y, dtype=np.float64)
+    lab, unl = _split(y)
+    l, u = lab.size, unl.size
+    r = _positive_fraction(y, lab, r)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
+    if u == 0:
+        o = np.asarray(X @ sup.w[:-1]) + bias * sup.w[-1]
+        cost = transductive_cost(sup.w, o, y, lab, unl, lam, lam_u)
+        return S3VMResult(sup.w, o, cost, r, {"switches": 0, "lambda_u_steps": 0,
+                                             "retrains": 1})
+    o_u = np.asarray(X[unl] @ sup.w[:-1]) + bias * sup.w[-1]
+    npos = int(round(r * u))
+    order = np.argsort(-o_u, kind="mergesort")  # ties: file order
+    Y = y.copy()
+    Y[unl] = -1.0
+    Y[unl[order[:npos]]] = 1.0
+    C = np.empty(y.size)
+    C[lab] = 1.0 / l
+    lam0 = min(TSVM_LAMBDA_SMALL, lam_u)
+    C[unl] = lam0 / u
+    res = l2svm_mfn(X, Y, C, lam, **kw)  # SVMlin restarts from w = 0 here
+    trace = [(lam0, res.objective, int(np.sum(Y[unl] > 0)))]
+    switches = 0
+    steps = 0
+    retrains = 2
+    last = lam0 >= lam_u
+    while True:
+        steps += 1
+        round_switches = 0
+        while True:
+            s = int(switch_labels(Y, res.o, unl, S))
+            if s == 0:
+                break
+            switches += s
+            round_switches += s
+            res = l2svm_mfn(X, Y, C, lam, w0=res.w, o0=res.o, **kw)
+            retrains += 1
+            trace.append((lam0, res.objective, int(np.sum(Y[unl] > 0))))
+        log.info("%stsvm: λ_u step %d (λ′ = %.4g): %d pairs switched, objective %.10g "
+                 "(%.2f s)", tag, steps, lam0, round_switches,
+                 transductive_cost(res.w, res.o, y, lab, unl, lam, lam0),
+                 time.perf_counter() - t0)
+        if last:
+            break
+        lam0 = TSVM_ANNEALING_RATE * lam0
+        if lam0 >= lam_u:
+            lam0 = lam_u
+            last = True
+        C[unl] = lam0 / u
+        res = l2svm_mfn(X, Y, C, lam, w0=res.w, o0=res.o, **kw)
+        retrains += 1
+        trace.append((lam0, res.objective, int(np.sum(Y[unl] > 0))))
+    cost = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
+    return S3VMResult(res.w, res.o, cost, r, {"switches": switches, "lambda_u_steps": steps,
+                                             "retrains": retrains}, trace)
+
+
+# --------------------------------------------------------------------------- DA
+
+@njit(cache=True)
+def _sigmoid(x):
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def _balance(g, T, nu, r):
+    """(mean p - r, d mean p / dν) for p_j = σ((ν - g_j)/T)."""
+    s = 0.0
+    ds = 0.0
+    for j in range(g.size):
+        p = _sigmoid((nu - g[j]) / T)
+        s += p
+        ds += p * (1.0 - p)
+    n = g.size
+    return s / n - r, ds / (n * T)
+
+
+@njit(cache=True)
+def solve_nu(g, T, r, tol=1e-10, maxiter=500):
+    """The root ν of mean_j σ((ν - g_j)/T) = r (0 < r < 1), by Newton's method safeguarded by
+    a bisection bracket. The bracket [min g + T logit r, max g + T logit r] always holds the
+    root; a Newton step that leaves it, or a vanishing derivative, falls back to bisection.
+    Stops when |mean p - r| <= tol or the bracket is down to adjacent doubles, and returns the
+    best-balanced ν evaluated (when T is tiny against the spacing of doubles near ν, exact
+    balance is not representable and this is as close as double precision gets)."""
+    lr = math.log(r) - math.log1p(-r)
+    lo = np.min(g) + T * lr
+    hi = np.max(g) + T * lr
+    nu = np.mean(g) + T * lr
+    best = nu
+    best_f = np.inf
+    for _ in range(maxiter):
+        f, df = _balance(g, T, nu, r)
+        if abs(f) < best_f:
+            best, best_f = nu, abs(f)
+        if best_f <= tol:
+            break
+        if f < 0.0:
+            lo = nu
+        else:
+            hi = nu
+        if not (hi > lo):
+            break
+        step_ok = False
+        if df > 0.0:
+            cand = nu - f / df
+            if lo < cand < hi:
+                nu = cand
+                step_ok = True
+        if not step_ok:
+            mid = 0.5 * (lo + hi)
+            if mid <= lo or mid >= hi:  # adjacent doubles: try the other end, then stop
+                other = hi if nu == lo else lo
+                if abs(_balance(g, T, other, r)[0]) < best_f:
+                    best = other
+                break
+            nu = mid
+    return best
+
+
+@njit(cache=True)
+def probabilities(g, T, nu):
+    p = np.empty(g.size)
+    for j in range(g.size):
+        p[j] = _sigmoid((nu - g[j]) / T)
+    return p
+
+
+@njit(cache=True)
+def _xlogy_ratio(a, b):
+    if a <= 0.0:
+        return 0.0
+    return a * math.log(a / b)
+
+
+@njit(cache=True)
+def mean_kl(p, q):
+    """Mean over j of KL(Bernoulli(p_j) || Bernoulli(q_j)), with 0 log 0 = 0."""
+    s = 0.0
+    for j in range(p.size):
+        qj = min(max(q[j], 1e-300), 1.0 - 1e-16)
+        s += _xlogy_ratio(p[j], qj) + _xlogy_ratio(1.0 - p[j], 1.0 - qj)
+    return s / max(p.size, 1)
+
+
+@njit(cache=True)
+def mean_entropy(p):
+    s = 0.0
+    for j in range(p.size):
+        a = p[j]
+        if 0.0 < a < 1.0:
+            s -= a * math.log(a) + (1.0 - a) * math.log(1.0 - a)
+    return s / max(p.size, 1)
+
+
+def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX,
+              tag="") -> S3VMResult:
+    """Deterministic-annealing S3VM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
+
+    Alternates the w-step (MFN, each unlabeled row counted with label +1 at cost λ_u p/u and
+    label -1 at cost λ_u (1 - p)/u) and the p-step (p_j = σ((ν - g_j)/T), ν balancing
+    mean p = r); T starts at 10 λ_u and is divided by 1.5 per outer round; inner rounds stop at
+    mean KL < eps (or 100), outer rounds at mean entropy < eps (or 30). Returns the w with the
+    lowest transductive objective seen on the whole path.
+    """
+    t0 = time.perf_counter()
+    X = _csr(X)
+    y = np.asarray(y, dtype=np.float64)
+    lab, unl = _split(y)
+    l, u = lab.size, unl.size
+    r = _positive_fraction(y, lab, r)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    if u == 0:
+        sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
+        o = np.asarray(X @ sup.w[:-1]) + bias * sup.w[-1]
+        return S3VMResult(sup.w, o, transductive_cost(sup.w, o, y, lab, unl, lam, lam_u), r,
+                          {"temperatures": 0, "inner_rounds": 0})
+    # virtual rows: the labeled rows, then every unlabeled row twice (label +1, label -1)
+    phys = np.concatenate([lab, unl, unl])
+    Yv = np.concatenate([y[lab], np.ones(u), -np.ones(u)])
+    Cv = np.empty(phys.size)
+    Cv[:l] = 1.0 / l
+    p = np.full(u, r)
+
+    def set_costs(p):
+        Cv[l:l + u] = lam_u * p / u
+        Cv[l + u:] = lam_u * (1.0 - p) / u
+
+    set_costs(p)
+    res = l2svm_mfn(X, Yv, Cv, lam, phys=phys, **kw)
+    F = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
+    best_w, best_o, best_F = res.w.copy(), res.o.copy(), F
+    T = DA_INIT_TEMP * lam_u
+    trace = [(T, F)]
+    H = 1.0
+    outer = 0
+    inner_total = 0
+    balance = 0.0  # the largest |mean(p) - r| over all p-steps
+    while outer < DA_OUTER_ITERMAX and H > eps and T > 0.0:
+        outer += 1
+        kl = 1.0
+        inner = 0
+        while inner < DA_INNER_ITERMAX and kl > eps:
+            inner += 1
+            q = p
+            ou = res.o[unl]
+            hp = np.maximum(0.0, 1.0 - ou)
+            hn = np.maximum(0.0, 1.0 + ou)
+            g = lam_u * (hp * hp - hn * hn)
+            nu = solve_nu(g, T, r)
+            p = probabilities(g, T, nu)
+            balance = max(balance, abs(float(np.mean(p)) - r))
+            kl = mean_kl(p, q)
+            set_costs(p)
+            res = l2svm_mfn(X, Yv, Cv, lam, w0=res.w, o0=res.o, phys=phys, **kw)
+            F = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
+            trace.append((T, F))
+            if F < best_F:
+                best_w, best_o, best_F = res.w.copy(), res.o.copy(), F
+        inner_total += inner
+        H = mean_entropy(p)
+        log.info("%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
+                 "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
+                 time.perf_counter() - t0)
+        T /= DA_ANNEALING_RATE
+    return S3VMResult(best_w, best_o, best_F, r, {"temperatures": outer,
+                                                  "inner_rounds": inner_total,
+                                                  "balance_error": balance}, trace)
+
+
+# --------------------------------------------------------------------------- registry glue
+
+def _fit(name, solve):
+    def fit(X, y, cost, params):
+        t0 = time.perf_counter()
+        X = _csr(X)
+        bias = params["bias"]
+        r = params["positive_fraction"]
+        if r is not None and len(class_labels(y)) > 2:
+            raise ProblemError("-R/--positive-fraction applies to two-class problems; "
+                               "one-vs-rest takes each class's labeled fraction")
+        u = int(np.sum(y == 0))
+        if u == 0:
+            log.warning("no unlabeled rows: %s reduces to svm on the labeled rows (costs 1/l, "
+                        "the same solution as -a svm -W %g)", name,
+                        params["lambda"] * int(np.sum(y != 0)))
+        if cost is not None and np.any(cost != 1.0):
+            log.warning("%s does not use per-row cost: factors; they are ignored", name)
+
+        def binary(Y, tag):
+            res = solve(X, Y, params, r, tag)
+            stats = {"objective": res.objective, "positive_fraction": res.r, **res.stats}
+            log.info("%s%s: transductive objective %.10g, r = %.6g", tag, name, res.objective,
+                     res.r)
+            return res.w[:-1], bias * res.w[-1], stats
+
+        model = one_vs_rest(name, X, y, binary)
+        model.params = {p.name: params[p.name] for p in PARAMS[name]}
+        model.stats["n_rows"] = [X.shape[0]]
+        model.stats["n_unlabeled"] = [u]
+        model.stats["train_time"] = [time.perf_counter() - t0]
+        return model
+
+    return fit
+
+
+def _tsvm(X, Y, params, r, tag):
+    return tsvm_binary(X, Y, params["lambda"], params["lambda_u"], params["max_switch"], r,
+                       bias=params["bias"], eps=params["epsilon"], max_iter=params["max_iter"],
+                       tag=tag)
+
+
+def _da(X, Y, params, r, tag):
+    return da_binary(X, Y, params["lambda"], params["lambda_u"], r, bias=params["bias"],
+                     eps=params["epsilon"], max_iter=params["max_iter"], tag=tag)
+
+
+_MFN_ITER = MAX_ITER.with_default(la.MFNITERMAX, "maximum number of Newton steps per retraining")
+PARAMS = {
+    "tsvm": (LAMBDA, LAMBDA_U, MAX_SWITCH, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
+    "da": (LAMBDA, LAMBDA_U, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
+}
+fit_tsvm = _fit("tsvm", _tsvm)
+fit_da = _fit("da", _da)

@@ -1,0 +1,262 @@
+"""tsvm and da: the invariants of SVMlin's algorithms, the balance root finder, the virtual-row
+MFN, accuracy against SVMlin's figures on the shared splits, and the CLI around them."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import run, shared
+
+from formats.model_file import read_model
+from formats.svmlight import read_dataset
+from solvers import linalg as la
+from solvers.linear import l2svm_mfn
+from solvers.registry import ALGORITHMS
+from solvers.s3vm import (
+    da_binary,
+    probabilities,
+    solve_nu,
+    transductive_cost,
+    tsvm_binary,
+)
+
+
+def split_r(split):
+    text = shared("bench", split, "SPLIT.md").read_text()
+    return float(re.search(r"True positive fraction of the unlabeled part: \*?\*?([0-9.]+)",
+                           text).group(1))
+
+
+def load(split):
+    return read_dataset(str(shared("bench", split, "train.svm")))
+
+
+# --------------------------------------------------------------------------- TSVM invariants
+
+@pytest.mark.parametrize("split,S", [("pcmac-svmlin", 10000), ("pcmac-svmlin", 1),
+                                     ("usps49-10", 10000)])
+def test_tsvm_balance_and_monotone_switch_rounds(split, S):
+    d = load(split)
+    r = split_r(split)
+    res = tsvm_binary(d.X, d.y, 0.001, 1.0, S, r)
+    u = int(np.sum(d.y == 0))
+    assert all(npos == round(r * u) for _, _, npos in res.trace)  # exact after every round
+    assert res.stats["switches"] > 0
+    # within one λ′ step, every retraining after a switch lowers the MFN objective
+    for (l0, f0, _), (l1, f1, _) in zip(res.trace, res.trace[1:]):
+        if l1 == l0:
+            assert f1 <= f0 * (1 + 1e-12), (l0, f0, f1)
+    assert [t[0] for t in res.trace][-1] == 1.0  # the last round is at λ′ = λ_u
+
+
+def test_tsvm_reaches_svmlins_objective_on_pcmac():
+    d = load("pcmac-svmlin")
+    r = split_r("pcmac-svmlin")
+    assert tsvm_binary(d.X, d.y, 0.001, 1.0, 10000, r).objective == pytest.approx(0.134089,
+                                                                                 rel=1e-5)
+    assert tsvm_binary(d.X, d.y, 0.001, 1.0, 1, r).objective == pytest.approx(0.133698, rel=1e-5)
+
+
+# --------------------------------------------------------------------------- DA
+
+def balance(g, T, nu, r):
+    return math.fsum(probabilities(g, T, nu)) / g.size - r
+
+
+def reference_nu(g, T, r):
+    """Plain bisection to the last representable bracket (slow, but independent)."""
+    lr = math.log(r) - math.log1p(-r)
+    lo, hi = float(np.min(g)) + T * lr, float(np.max(g)) + T * lr
+    for _ in range(3000):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if balance(g, T, mid, r) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return min((lo, hi), key=lambda v: abs(balance(g, T, v, r)))
+
+
+@pytest.mark.parametrize("spread", [1e-3, 1.0, 1e6])
+@pytest.mark.parametrize("T", [1e-9, 1e-3, 10.0, 1e8])
+@pytest.mark.parametrize("r", [1e-6, 0.03, 0.5, 0.97, 1 - 1e-6])
+def test_balance_root_finder_on_adversarial_inputs(spread, T, r):
+    rng = np.random.default_rng(int(spread * 7 + T * 3 + r * 1000) % 2**32)
+    g = rng.normal(size=2000) * spread
+    g[:50] = g[0]  # ties
+    nu = solve_nu(g, T, r)
+    assert np.isfinite(nu)
+    p = probabilities(g, T, nu)
+    assert np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))
+    err = abs(balance(g, T, nu, r))
+    ref = abs(balance(g, T, reference_nu(g, T, r), r))
+    # as balanced as exact bisection gets, and within 1e-8 whenever bisection gets there
+    assert err <= max(ref * 1.0001, 1e-10) or err <= 1e-8
+    if ref <= 1e-9:
+        assert err <= 1e-8
+
+
+def test_da_balance_and_returned_objective():
+    split = "usps49-10"
+    d = load(split)
+    r = split_r(split)
+    res = da_binary(d.X, d.y, 0.001, 1.0, r)
+    assert res.stats["balance_error"] <= 1e-8  # |mean(p) - r| after every p-step
+    assert res.objective == min(f for _, f in res.trace)
+    lab, unl = np.flatnonzero(d.y != 0), np.flatnonzero(d.y == 0)
+    o = np.asarray(d.X @ res.w[:-1]) + res.w[-1]
+    assert transductive_cost(res.w, o, d.y, lab, unl, 0.001, 1.0) == pytest.approx(res.objective,
+                                                                                  rel=1e-9)
+
+
+def test_da_returns_the_best_seen_solution_not_the_last(monkeypatch):
+    """A path whose later w-steps are made worse on purpose: DA must hand back the best w."""
+    import solvers.s3vm as s3vm
+    from solvers.linear import LinearResult
+
+    real = s3vm.l2svm_mfn
+    calls = []
+
+    def degraded(X, Y, C, lam, **kw):
+        res = real(X, Y, C, lam, **kw)
+        calls.append(1)
+        if len(calls) > 4:  # from the 5th w-step on: a much worse point
+            w = res.w * 0.1
+            o = np.asarray(X @ w[:-1]) + w[-1]
+            return LinearResult(w, o, res.objective, res.iterations, res.cg_iterations, True,
+                                "degraded")
+        return res
+
+    monkeypatch.setattr(s3vm, "l2svm_mfn", degraded)
+    d = load("pcmac-svmlin")
+    res = s3vm.da_binary(d.X, d.y, 0.001, 1.0, split_r("pcmac-svmlin"))
+    F = [f for _, f in res.trace]
+    assert len(F) > 5 and F[-1] > min(F)
+    assert res.objective == min(F[:4]) == min(F)
+    lab, unl = np.flatnonzero(d.y != 0), np.flatnonzero(d.y == 0)
+    o = np.asarray(d.X @ res.w[:-1]) + res.w[-1]
+    assert transductive_cost(res.w, o, d.y, lab, unl, 0.001, 1.0) == pytest.approx(min(F),
+                                                                                  rel=1e-12)
+
+
+def test_virtual_rows_equal_duplicated_rows():
+    """DA's w-step (two label copies of a row, merged) equals MFN on physically duplicated rows."""
+    rng = np.random.default_rng(5)
+    X = sp.random(60, 8, density=0.5, random_state=rng, format="csr")
+    phys = np.concatenate([np.arange(20), np.arange(20, 60), np.arange(20, 60)])
+    Y = np.concatenate([rng.choice([-1.0, 1.0], 20), np.ones(40), -np.ones(40)])
+    p = rng.random(40)
+    C = np.concatenate([np.full(20, 0.05), 0.3 * p, 0.3 * (1 - p)])
+    a = l2svm_mfn(X, Y, C, 0.01, phys=phys, eps=1e-10)
+    b = l2svm_mfn(X[phys], Y, C, 0.01, eps=1e-10)
+    np.testing.assert_allclose(a.w, b.w, rtol=1e-8, atol=1e-10)
+    assert a.objective == pytest.approx(b.objective, rel=1e-10)
+    assert la.svm_objective(X[phys], Y, C, 0.01, a.w, 1.0) == pytest.approx(b.objective,
+                                                                            rel=1e-10)
+
+
+# --------------------------------------------------------------------------- real data
+
+# REFERENCE.md, SVMlin with λ = 0.001, λ_u = 1, r = the true fraction: test accuracy %
+SVMLIN = {"pcmac-svmlin": (92.80, 95.27), "a9a-100": (78.07, 77.06), "w8a-200": (96.10, 97.52),
+          "mnist38-80": (95.87, 96.32), "rcv1-small-50": (81.67, 82.00),
+          "secstr-1000": (63.81, 63.71), "usps49-10": (94.96, 92.31)}
+
+
+def cli_accuracy(tmp, split, algo):
+    run("ssl-train", "-q", "-a", algo, "-W", 0.001, "-U", 1, "-R", repr(split_r(split)),
+        shared("bench", split, "train.svm"), tmp / "m", check=0)
+    r = run("ssl-predict", shared("bench", split, "test.svm"), tmp / "m", tmp / "p", check=0)
+    return float(re.search(r"Accuracy = ([0-9.]+)%", r.stderr).group(1))
+
+
+def test_pcmac_floors(tmp):
+    assert cli_accuracy(tmp, "pcmac-svmlin", "tsvm") >= 92.3
+    assert cli_accuracy(tmp, "pcmac-svmlin", "da") >= 94.7
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", sorted(SVMLIN))
+@pytest.mark.parametrize("algo", ["tsvm", "da"])
+def test_accuracy_not_below_svmlin(tmp, split, algo):
+    acc = cli_accuracy(tmp, split, algo)
+    ref = SVMLIN[split][0 if algo == "tsvm" else 1]
+    assert acc >= ref - 0.5, (acc, ref)
+
+
+# --------------------------------------------------------------------------- CLI
+
+def test_transductive_output_matches_ssl_predict(tmp):
+    train = shared("bench", "usps49-10", "train.svm")
+    run("ssl-train", "-q", "-a", "tsvm", "-W", 0.001, "-l", tmp / "t", "--values", train,
+        tmp / "m", check=0)
+    rows = [ln for ln in train.read_text().splitlines() if ln.startswith("0 ")]
+    (tmp / "u.svm").write_text("\n".join(rows) + "\n")
+    p = run("ssl-predict", "--values", tmp / "u.svm", tmp / "m", "-", check=0)
+    assert (tmp / "t").read_text() == p.stdout
+    assert len(p.stdout.splitlines()) == len(rows) == 1276
+
+
+def test_model_records_the_run(tmp):
+    train = shared("bench", "pcmac-svmlin", "train.svm")
+    r = run("ssl-train", "-a", "tsvm", "-W", 0.001, "-S", 50, train, tmp / "m", check=0)
+    assert "tsvm: lambda=0.001 lambda_u=1 max_switch=50 positive_fraction=auto" in r.stderr
+    assert re.search(r"tsvm: λ_u step 30 \(λ′ = 1\): \d+ pairs switched, objective", r.stderr)
+    m = read_model(str(tmp / "m"))
+    assert m.params["lambda"] == 0.001 and m.params["max_switch"] == 50
+    assert m.params["positive_fraction"] == "auto"
+    assert m.stats["positive_fraction"] == [0.42]  # 21 of the 50 labeled rows are positive
+    for key in ("objective", "switches", "lambda_u_steps", "retrains", "train_time"):
+        assert key in m.stats
+    r = run("ssl-train", "-a", "da", "-W", 0.001, "-R", 0.5, train, tmp / "d", check=0)
+    assert re.search(r"da: T = 10: \d+ rounds, KL \S+, entropy \S+, objective", r.stderr)
+    m = read_model(str(tmp / "d"))
+    assert m.params["positive_fraction"] == 0.5
+    assert m.stats["temperatures"][0] >= 1 and "balance_error" in m.stats
+
+
+def test_multiclass_tsvm_with_unlabeled_file(tmp):
+    # label 0 means unlabeled, so USPS's digit 0 becomes class 10
+    train = [("10" + ln[1:] if ln.startswith("0 ") else ln)
+             for ln in shared("datasets", "usps", "usps.t").read_text().splitlines()]
+    rng = np.random.default_rng(0)
+    keep = set(rng.choice(len(train), 60, replace=False).tolist())
+    lab = [ln for i, ln in enumerate(train) if i in keep]
+    unl = ["0 " + ln.split(" ", 1)[1] for i, ln in enumerate(train) if i not in keep]
+    (tmp / "lab.svm").write_text("\n".join(lab) + "\n")
+    (tmp / "unl.svm").write_text("\n".join(unl) + "\n")
+    r = run("ssl-train", "-a", "tsvm", "-W", 0.001, "--unlabeled", tmp / "unl.svm", "-l",
+            tmp / "t", tmp / "lab.svm", tmp / "m", check=0)
+    assert "one-vs-rest" in r.stderr
+    m = read_model(str(tmp / "m"))
+    assert m.n_functions == 10 and len(m.stats["positive_fraction"]) == 10
+    assert len((tmp / "t").read_text().splitlines()) == len(unl)
+    truth = np.array([int(float(ln.split(" ", 1)[0])) for i, ln in enumerate(train)
+                      if i not in keep])
+    trans = np.loadtxt(tmp / "t")
+    assert np.mean(trans == truth) > 0.6  # 60 labels for 10 digits (svm alone: 0.70)
+    r = run("ssl-train", "-a", "tsvm", "-R", 0.3, tmp / "lab.svm", tmp / "m2")
+    assert r.returncode == 1
+    assert "-R/--positive-fraction applies to two-class problems" in r.stderr
+
+
+def test_bad_inputs(tmp):
+    (tmp / "nounl.svm").write_text("+1 1:1\n-1 1:-1\n+1 1:2 2:1\n-1 2:1\n")
+    r = run("ssl-train", "-a", "tsvm", tmp / "nounl.svm", tmp / "m", check=0)
+    assert "no unlabeled rows: tsvm reduces to svm on the labeled rows" in r.stderr
+    (tmp / "pu.svm").write_text("+1 1:1\n0 1:-1\n+1 1:2 2:1\n0 2:1\n")
+    r = run("ssl-train", "-q", "-a", "da", tmp / "pu.svm", tmp / "m")
+    hint = "; for positive-unlabeled data use -a usmo" if "usmo" in ALGORITHMS else ""
+    assert r.returncode == 1
+    assert r.stderr.strip() == (f"ssl-train: error: {tmp / 'pu.svm'}: only one class (1) among "
+                                f"the labeled rows; da needs two{hint}")
+    for bad in ("0", "1", "1.5", "-0.2"):
+        r = run("ssl-train", "-a", "tsvm", "-R", bad, tmp / "pu.svm", tmp / "m")
+        assert r.returncode == 2 and "-R/--positive-fraction must be in (0, 1)" in r.stderr
+    r = run("ssl-train", "-a", "tsvm", "-Cp", "2", tmp / "pu.svm", tmp / "m")
+    assert r.returncode == 2 and "option -Cp/--cost-positive is not used by -a tsvm" in r.stderr
+    r = run("ssl-train", "-a", "da", "-S", "5", tmp / "pu.svm", tmp / "m")
+    assert r.returncode == 2 and "option -S/--max-switch is not used by -a da" in r.stderr
