@@ -21,12 +21,17 @@ $(VENV)/.installed-test: pyproject.toml $(BIN)/python
 
 demo: $(VENV)/.installed
 	@echo "== two-class: train svm on sample_data/pcmac.train, predict sample_data/pcmac.test"
-	$(BIN)/ssl-train -a svm -W 0.001 sample_data/pcmac.train out.pcmac.model
+	$(BIN)/ssl-train -a svm -W 0.001 -q sample_data/pcmac.train out.pcmac.model
+	$(BIN)/ssl-predict sample_data/pcmac.test out.pcmac.model out.pcmac.pred
+	@echo "== semi-supervised: the same 50 labels plus the file's 450 unlabeled rows (tsvm, da)"
+	$(BIN)/ssl-train -a tsvm -W 0.001 -R 0.5 -q sample_data/pcmac.train out.pcmac.model
+	$(BIN)/ssl-predict sample_data/pcmac.test out.pcmac.model out.pcmac.pred
+	$(BIN)/ssl-train -a da -W 0.001 -R 0.5 -q sample_data/pcmac.train out.pcmac.model
 	$(BIN)/ssl-predict sample_data/pcmac.test out.pcmac.model out.pcmac.pred
 	@echo "== multi-class (one-vs-rest): rls and svm on sample_data/shuttle.train"
-	$(BIN)/ssl-train -a rls -W 0.01 sample_data/shuttle.train out.shuttle-rls.model
+	$(BIN)/ssl-train -a rls -W 0.01 -q sample_data/shuttle.train out.shuttle-rls.model
 	$(BIN)/ssl-predict sample_data/shuttle.test out.shuttle-rls.model out.shuttle-rls.pred
-	$(BIN)/ssl-train -a svm -W 0.01 -v 5 sample_data/shuttle.train
+	$(BIN)/ssl-train -a svm -W 0.01 -v 5 -q sample_data/shuttle.train
 	@rm -f out.pcmac.model out.pcmac.pred out.shuttle-rls.model out.shuttle-rls.pred
 
 test: $(VENV)/.installed-test

@@ -77,9 +77,13 @@ def _split(y):
     return lab, unl
 
 
-def _positive_fraction(y, lab, r):
+def _positive_fraction(y, lab, r, tag=""):
+    """r as given, else the labeled rows' positive fraction; printed either way."""
     if r is None:
         r = float(np.mean(y[lab] > 0))
+        log.info("%sr = %.6g (the labeled rows' positive fraction; -R sets it)", tag, r)
+    else:
+        log.info("%sr = %.6g", tag, r)
     return r
 
 
@@ -128,7 +132,7 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
     y = np.asarray(y, dtype=np.float64)
     lab, unl = _split(y)
     l, u = lab.size, unl.size
-    r = _positive_fraction(y, lab, r)
+    r = _positive_fraction(y, lab, r, tag)
     kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
     sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
     if u == 0:
@@ -137,7 +141,7 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
         return S3VMResult(sup.w, o, cost, r, {"switches": 0, "lambda_u_steps": 0,
                                              "retrains": 1})
     o_u = np.asarray(X[unl] @ sup.w[:-1]) + bias * sup.w[-1]
-    npos = int(round(r * u))
+    npos = int(math.floor(r * u + 0.5))  # round half up (Python's round() is half-even)
     order = np.argsort(-o_u, kind="mergesort")  # ties: file order
     Y = y.copy()
     Y[unl] = -1.0
@@ -299,7 +303,7 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
     y = np.asarray(y, dtype=np.float64)
     lab, unl = _split(y)
     l, u = lab.size, unl.size
-    r = _positive_fraction(y, lab, r)
+    r = _positive_fraction(y, lab, r, tag)
     kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
     if u == 0:
         sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
@@ -316,6 +320,9 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
     def set_costs(p):
         Cv[l:l + u] = lam_u * p / u
         Cv[l + u:] = lam_u * (1.0 - p) / u
+        # p underflows towards 0 at low T; subnormal costs would make every product that
+        # touches them ~100x slower, and their terms are below 1e-200 of the objective
+        Cv[Cv < 1e-200] = 0.0
 
     set_costs(p)
     res = l2svm_mfn(X, Yv, Cv, lam, phys=phys, **kw)

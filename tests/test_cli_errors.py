@@ -117,8 +117,9 @@ def test_too_many_folds(tmp):
 
 USAGE = [
     (["-a", "nosuch"], "Error: Invalid value for '-a': unknown algorithm 'nosuch' (available: "
-                       "rls, svm)"),
-    (["-A", "7"], "Error: Invalid value for '-A': '7' is not one of 0, 1 (0 = rls, 1 = svm)"),
+                       "rls, svm, tsvm, da)"),
+    (["-A", "7"], "Error: Invalid value for '-A': '7' is not one of 0, 1, 2, 3 (0 = rls, 1 = svm, "
+                  "2 = tsvm, 3 = da)"),
     (["-A", "0", "-a", "svm"], "Error: -A 0 means -a rls, but -a svm was given"),
     (["-W", "-1"], "Error: -W/--lambda must be in (0, inf) (got -1)"),
     (["-W", "abc"], "Error: -W/--lambda must be a number (got 'abc')"),
@@ -156,6 +157,12 @@ def test_option_not_used_by_the_algorithm_is_refused():
     assert r.exit_code == 2
     assert r.output.strip().splitlines()[-1] == (
         "Error: option -Cp/--cost-positive is not used by -a slim (it is used by: rls, svm)")
+
+
+def test_option_of_another_solver_is_refused_for_real_solvers(tmp):
+    r = run("ssl-train", "-a", "svm", "-U", "1", SAMPLES / "pcmac.train", tmp / "m")
+    check_one_line(r, 2, "Error: option -U/--lambda-u is not used by -a svm (it is used by: "
+                         "tsvm, da)")
 
 
 def test_fold_without_a_class(tmp):

@@ -42,7 +42,7 @@ def test_tsvm_balance_and_monotone_switch_rounds(split, S):
     r = split_r(split)
     res = tsvm_binary(d.X, d.y, 0.001, 1.0, S, r)
     u = int(np.sum(d.y == 0))
-    assert all(npos == round(r * u) for _, _, npos in res.trace)  # exact after every round
+    assert all(npos == math.floor(r * u + 0.5) for _, _, npos in res.trace)  # after every round
     assert res.stats["switches"] > 0
     # within one λ′ step, every retraining after a switch lowers the MFN objective
     for (l0, f0, _), (l1, f1, _) in zip(res.trace, res.trace[1:]):
