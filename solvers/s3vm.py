@@ -77,6 +77,21 @@ def _split(y):
     return lab, unl
 
 
+def _prepare(X, y, r, tag):
+    """(X as CSR, y as float, labeled rows, unlabeled rows, r) -- r printed."""
+    X = _csr(X)
+    y = np.asarray(y, dtype=np.float64)
+    lab, unl = _split(y)
+    return X, y, lab, unl, _positive_fraction(y, lab, r, tag)
+
+
+def _supervised_only(X, y, lab, unl, lam, lam_u, r, stats, **kw) -> S3VMResult:
+    """No unlabeled rows: the first, supervised stage (labeled costs 1/l) is the answer."""
+    sup = l2svm_mfn(X[lab], y[lab], np.full(lab.size, 1.0 / lab.size), lam, **kw)
+    o = np.asarray(X @ sup.w[:-1]) + kw.get("bias", 1.0) * sup.w[-1]
+    return S3VMResult(sup.w, o, transductive_cost(sup.w, o, y, lab, unl, lam, lam_u), r, stats)
+
+
 def _positive_fraction(y, lab, r, tag=""):
     """r as given, else the labeled rows' positive fraction; printed either way."""
     if r is None:
@@ -128,18 +143,13 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
     then λ′ ← min(1.5 λ′, λ_u); the round at λ′ = λ_u is the last.
     """
     t0 = time.perf_counter()
-    X = _csr(X)
-    y = np.asarray(y, dtype=np.float64)
-    lab, unl = _split(y)
+    X, y, lab, unl, r = _prepare(X, y, r, tag)
     l, u = lab.size, unl.size
-    r = _positive_fraction(y, lab, r, tag)
     kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
-    sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
     if u == 0:
-        o = np.asarray(X @ sup.w[:-1]) + bias * sup.w[-1]
-        cost = transductive_cost(sup.w, o, y, lab, unl, lam, lam_u)
-        return S3VMResult(sup.w, o, cost, r, {"switches": 0, "lambda_u_steps": 0,
-                                             "retrains": 1})
+        return _supervised_only(X, y, lab, unl, lam, lam_u, r,
+                                {"switches": 0, "lambda_u_steps": 0, "retrains": 1}, **kw)
+    sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
     o_u = np.asarray(X[unl] @ sup.w[:-1]) + bias * sup.w[-1]
     npos = int(math.floor(r * u + 0.5))  # round half up (Python's round() is half-even)
     order = np.argsort(-o_u, kind="mergesort")  # ties: file order
@@ -299,17 +309,12 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
     lowest transductive objective seen on the whole path.
     """
     t0 = time.perf_counter()
-    X = _csr(X)
-    y = np.asarray(y, dtype=np.float64)
-    lab, unl = _split(y)
+    X, y, lab, unl, r = _prepare(X, y, r, tag)
     l, u = lab.size, unl.size
-    r = _positive_fraction(y, lab, r, tag)
     kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
     if u == 0:
-        sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
-        o = np.asarray(X @ sup.w[:-1]) + bias * sup.w[-1]
-        return S3VMResult(sup.w, o, transductive_cost(sup.w, o, y, lab, unl, lam, lam_u), r,
-                          {"temperatures": 0, "inner_rounds": 0})
+        return _supervised_only(X, y, lab, unl, lam, lam_u, r,
+                                {"temperatures": 0, "inner_rounds": 0}, **kw)
     # virtual rows: the labeled rows, then every unlabeled row twice (label +1, label -1)
     phys = np.concatenate([lab, unl, unl])
     Yv = np.concatenate([y[lab], np.ones(u), -np.ones(u)])
