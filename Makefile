@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint bench bench-svm bench-predict clean
+.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,13 +41,19 @@ test: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench
 
-bench: bench-svm bench-predict
+bench: bench-svm bench-predict bench-s3vm bench-scaling
 
 bench-svm: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_svm.py
 
 bench-predict: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_predict.py
+
+bench-s3vm: $(VENV)/.installed-test
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_s3vm.py
+
+bench-scaling: $(VENV)/.installed-test
+	$(BIN)/python bench/bench_s3vm_scaling.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
