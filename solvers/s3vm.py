@@ -34,9 +34,6 @@ from solvers.params import (
 
 log = logging.getLogger("ssl.solver.s3vm")
 
-# The retrainings here are seeded and need few CG iterations; without the diagonal
-# preconditioner they were faster on every split measured (mnist38 tsvm 23.9 s -> 14.9 s,
-# usps 0.56 -> 0.28 s, rcv1 da 3.5 -> 2.0 s), with the same objectives.
 TSVM_LAMBDA_SMALL = 1e-5  # SVMlin: the unlabeled weight of the first TSVM round
 TSVM_ANNEALING_RATE = 1.5
 DA_INIT_TEMP = 10.0  # T0 = 10 λ_u
@@ -148,7 +145,7 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
     t0 = time.perf_counter()
     X, y, lab, unl, r = _prepare(X, y, r, tag)
     l, u = lab.size, unl.size
-    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag, precondition=False)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
     if u == 0:
         return _supervised_only(X, y, lab, unl, lam, lam_u, r,
                                 {"switches": 0, "lambda_u_steps": 0, "retrains": 1}, **kw)
@@ -314,7 +311,7 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
     t0 = time.perf_counter()
     X, y, lab, unl, r = _prepare(X, y, r, tag)
     l, u = lab.size, unl.size
-    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag, precondition=False)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
     if u == 0:
         return _supervised_only(X, y, lab, unl, lam, lam_u, r,
                                 {"temperatures": 0, "inner_rounds": 0}, **kw)
