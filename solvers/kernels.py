@@ -1,20 +1,33 @@
-"""Kernels in LIBSVM's conventions, evaluated blockwise.
+"""Kernels in LIBSVM's conventions, evaluated blockwise, and the memory guard for n×n matrices.
 
 linear: ``x·z``; rbf: ``exp(-gamma ||x - z||^2)``; poly: ``(gamma x·z + coef0)^degree``.
-Inputs are CSR (or dense) row matrices; a kernel block is computed for at most ``block_rows``
-rows of the first argument at a time, so callers never hold more than
-``block_rows x len(Z)`` kernel values at once.
+(A Gaussian of width σ, ``exp(-||x - z||² / (2σ²))``, is rbf with ``gamma = 1 / (2σ²)``.)
+
+Inputs are CSR (or dense) row matrices. Every kernel matrix is produced ``block_rows`` rows at a
+time. Dense-enough data (≥ 10 % nonzeros) are expanded to a dense array for the BLAS products
+when that copy is small (``DENSE_COPY_BYTES``): a sparse×sparse product of 20 %-full rows is
+10-50× slower than BLAS, and the copy is smaller than the kernel matrix it serves. Sparse data
+(text) stay CSR.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from solvers.errors import ProblemError
+
+log = logging.getLogger("ssl.solver.kernel")
+
 KERNELS = ("linear", "poly", "rbf")
 LIBSVM_KERNEL_NUMBERS = {"0": "linear", "1": "poly", "2": "rbf"}
+DENSE_COPY_BYTES = 1 << 30
+DENSE_FRACTION = 0.1
+BLOCK_BYTES = 64 << 20  # size of one block of kernel values or distances
 
 
 @dataclass(frozen=True)
@@ -30,36 +43,178 @@ class KernelSpec:
         if self.name not in KERNELS:
             raise ValueError(f"unknown kernel '{self.name}' (choose from {', '.join(KERNELS)})")
 
+    def describe(self) -> str:
+        if self.name == "linear":
+            return "linear"
+        if self.name == "rbf":
+            return f"rbf gamma={self.gamma:g}"
+        return f"poly gamma={self.gamma:g} degree={self.degree} coef0={self.coef0:g}"
 
-def _dot(A, Z) -> np.ndarray:
-    out = A @ Z.T
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+# --------------------------------------------------------------------------- memory guard
+
+def physical_memory() -> int:
+    """Bytes of RAM on this machine (0 if unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
 
 
-def _sqnorms(A) -> np.ndarray:
+def default_memory_limit() -> int:
+    """Half the machine's RAM: room for the n×n matrices plus the data and the OS."""
+    ram = physical_memory()
+    return ram // 2 if ram else 8 << 30
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024.0
+    return f"{n:.2f} TiB"
+
+
+def parse_memory(text: str) -> int:
+    """Bytes from '500M', '12G', '2048' (MiB when no unit, as LIBSVM's -m); ValueError if bad."""
+    t = str(text).strip().upper().removesuffix("B").removesuffix("I")
+    scale = 1 << 20
+    if t and t[-1] in "KMGT":
+        scale = 1 << (10 * ("KMGT".index(t[-1]) + 1))
+        t = t[:-1]
+    try:
+        v = float(t)
+    except ValueError:
+        raise ValueError(f"'{text}' is not a memory size (e.g. 500M, 12G; plain numbers are "
+                         "MiB)") from None
+    if not v > 0 or v != v or v == float("inf"):
+        raise ValueError(f"memory size must be positive (got '{text}')")
+    return int(v * scale)
+
+
+def reserve(nbytes: int, what: str, limit: int | None) -> None:
+    """Log the size of a large allocation about to be made; refuse it above ``limit`` bytes."""
+    limit = default_memory_limit() if limit is None else limit
+    log.info("%s: %s (memory limit %s)", what, human_bytes(nbytes), human_bytes(limit))
+    if nbytes > limit:
+        raise ProblemError(
+            f"{what} needs {human_bytes(nbytes)}, above the memory limit of "
+            f"{human_bytes(limit)}; raise --max-memory if the machine has the room, or use "
+            "fewer rows")
+
+
+# --------------------------------------------------------------------------- products
+
+def prepare(X):
+    """X as the blockwise products want it: dense if dense enough and small, else CSR."""
+    if not sp.issparse(X):
+        return np.ascontiguousarray(X, dtype=np.float64)
+    X = sp.csr_matrix(X)
+    n, d = X.shape
+    if n * d and X.nnz >= DENSE_FRACTION * n * d and n * d * 8 <= DENSE_COPY_BYTES:
+        return X.toarray()
+    return X
+
+
+def sqnorms(A) -> np.ndarray:
+    """Squared Euclidean norm of every row."""
     if sp.issparse(A):
         return np.asarray(A.multiply(A).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", A, A)
 
 
-def kernel_block(spec: KernelSpec, A, Z, z_sqnorms: np.ndarray | None = None) -> np.ndarray:
-    """The dense kernel matrix K(A, Z), shape (rows of A, rows of Z)."""
-    G = _dot(A, Z)
+def dot_block(A, Z) -> np.ndarray:
+    """The dense matrix A Zᵀ for row matrices A, Z (either dense or CSR)."""
+    if sp.issparse(A) and not sp.issparse(Z):
+        A = A.toarray() if A.shape[0] * A.shape[1] * 8 <= BLOCK_BYTES else A
+    if sp.issparse(A):
+        out = A @ Z.T
+        return out.toarray() if sp.issparse(out) else np.asarray(out)
+    if sp.issparse(Z):
+        return np.asarray((Z @ A.T).T)
+    return A @ Z.T
+
+
+def _apply(spec: KernelSpec, G: np.ndarray, an, zn) -> np.ndarray:
+    """Turn the inner products G = A Zᵀ into kernel values, in place."""
     if spec.name == "linear":
         return G
     if spec.name == "poly":
-        return (spec.gamma * G + spec.coef0) ** spec.degree
-    zn = _sqnorms(Z) if z_sqnorms is None else z_sqnorms
-    D = _sqnorms(A)[:, None] + zn[None, :] - 2.0 * G
-    np.maximum(D, 0.0, out=D)  # rounding can make tiny distances negative
-    return np.exp(-spec.gamma * D)
+        G *= spec.gamma
+        G += spec.coef0
+        _int_power(G, int(spec.degree))
+        return G
+    G *= -2.0
+    G += an[:, None]
+    G += zn[None, :]
+    np.maximum(G, 0.0, out=G)  # rounding can make tiny distances negative
+    G *= -spec.gamma
+    np.exp(G, out=G)
+    return G
 
 
-def kernel_times(spec: KernelSpec, A, Z, C: np.ndarray, block_rows: int = 2048) -> np.ndarray:
+def _int_power(G: np.ndarray, p: int) -> None:
+    """G ← G**p in place by repeated squaring (np.power with a float exponent is ~10× slower)."""
+    if p == 1:
+        return
+    if p == 0:
+        G.fill(1.0)
+        return
+    base = G.copy()
+    G.fill(1.0)
+    while p:
+        if p & 1:
+            G *= base
+        p >>= 1
+        if p:
+            base *= base
+
+
+def kernel_block(spec: KernelSpec, A, Z, z_sqnorms: np.ndarray | None = None) -> np.ndarray:
+    """The dense kernel matrix K(A, Z), shape (rows of A, rows of Z)."""
+    G = dot_block(A, Z)
+    if spec.name != "rbf":
+        return _apply(spec, G, None, None)
+    zn = sqnorms(Z) if z_sqnorms is None else z_sqnorms
+    return _apply(spec, G, sqnorms(A), zn)
+
+
+def block_rows_for(m: int, bytes_per_value: int = 8) -> int:
+    """Rows per block so that one block of m-wide values takes about BLOCK_BYTES."""
+    return max(1, min(8192, BLOCK_BYTES // max(1, m * bytes_per_value)))
+
+
+def kernel_times(spec: KernelSpec, A, Z, C: np.ndarray, block_rows: int | None = None
+                 ) -> np.ndarray:
     """K(A, Z) @ C computed over blocks of rows of A; C has shape (rows of Z, k)."""
     n = A.shape[0]
     out = np.empty((n, C.shape[1]))
-    zn = _sqnorms(Z) if spec.name == "rbf" else None
-    for s in range(0, n, block_rows):
-        out[s:s + block_rows] = kernel_block(spec, A[s:s + block_rows], Z, zn) @ C
+    Zp = prepare(Z)
+    zn = sqnorms(Zp) if spec.name == "rbf" else None
+    b = block_rows or block_rows_for(Z.shape[0])
+    for s in range(0, n, b):
+        out[s:s + b] = kernel_block(spec, A[s:s + b], Zp, zn) @ C
     return out
+
+
+def gram(spec: KernelSpec, X, memory_limit: int | None = None, what: str = "kernel matrix"
+         ) -> np.ndarray:
+    """The full n×n kernel matrix K(X, X), built blockwise, after the memory check.
+
+    Only the lower block triangle is computed; the upper part is copied (K is symmetric).
+    """
+    n = X.shape[0]
+    reserve(8 * n * n, f"{what} {n}×{n}", memory_limit)
+    Xp = prepare(X)
+    xn = sqnorms(Xp)
+    K = np.empty((n, n))
+    b = block_rows_for(n)
+    for s in range(0, n, b):
+        e = min(n, s + b)
+        G = dot_block(Xp[s:e], Xp[:e])
+        K[s:e, :e] = _apply(spec, G, xn[s:e], xn[:e])
+        K[:s, s:e] = K[s:e, :s].T
+        diag = K[s:e, s:e]  # BLAS need not round the two halves alike: mirror the lower one
+        iu = np.triu_indices(e - s, 1)
+        diag[iu] = diag.T[iu]
+    return K

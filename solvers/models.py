@@ -57,6 +57,9 @@ class Model:
     function: LinearFunctions | KernelExpansion
     params: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
+    # decision values on the training rows when the solver has them anyway (kernel solvers);
+    # not stored in the model file
+    train_values: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_functions(self) -> int:

@@ -13,6 +13,20 @@ def class_labels(y: np.ndarray) -> list[int]:
     return [int(v) for v in np.unique(y[y != 0])]
 
 
+def binary_tasks(y: np.ndarray) -> tuple[list[int], list[int]]:
+    """(model label order, positive label of each binary task).
+
+    Two classes: one task whose positive class is the larger label, labels ordered
+    [positive, negative]; more: one task per class (one-vs-rest), labels ascending.
+    """
+    labels = class_labels(y)
+    if len(labels) < 2:
+        raise ProblemError("needs at least two classes among the labeled rows")
+    if len(labels) == 2:
+        return [labels[1], labels[0]], [labels[1]]
+    return labels, labels
+
+
 def one_vs_rest(algorithm: str, X, y: np.ndarray, binary) -> Model:
     """Train a linear model: one function for two classes, one per class for more.
 
@@ -21,15 +35,11 @@ def one_vs_rest(algorithm: str, X, y: np.ndarray, binary) -> Model:
     (w of length n_features, intercept, stats dict). With two classes the larger label is the
     positive one (+1 for ±1 data). Stats are collected per function, in label order.
     """
-    labels = class_labels(y)
-    if len(labels) < 2:
-        raise ProblemError(f"{algorithm} needs at least two classes among the labeled rows")
-    if len(labels) == 2:
-        order = [labels[1], labels[0]]
-        tasks = [labels[1]]
-    else:
-        order = labels
-        tasks = labels
+    try:
+        order, tasks = binary_tasks(y)
+    except ProblemError:
+        raise ProblemError(f"{algorithm} needs at least two classes among the labeled "
+                           "rows") from None
     d = X.shape[1]
     W = np.zeros((d, len(tasks)))
     b = np.zeros(len(tasks))

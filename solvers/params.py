@@ -31,6 +31,7 @@ class Param:
     high_open: bool = False
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
+    aliases: tuple[tuple[str, str], ...] = ()  # other spellings of choices, e.g. ("2", "rbf")
 
     def with_default(self, default, help: str | None = None) -> Param:
         return replace(self, default=default, help=help or self.help)
@@ -42,7 +43,9 @@ class Param:
 
     def range_text(self) -> str:
         if self.choices:
-            return "one of " + ", ".join(self.choices)
+            alias = dict((v, k) for k, v in self.aliases)
+            return "one of " + ", ".join(
+                f"{c} ({alias[c]})" if c in alias else c for c in self.choices)
         lo = "-inf" if self.low is None else _num(self.low)
         hi = "inf" if self.high is None else _num(self.high)
         return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}" \
@@ -51,7 +54,7 @@ class Param:
     def check(self, value):
         """``value`` converted to the parameter's type; ValueError with a message if invalid."""
         if self.type is str:
-            v = str(value)
+            v = dict(self.aliases).get(str(value), str(value))
             if self.choices and v not in self.choices:
                 raise ValueError(f"{self.option} must be {self.range_text()} (got '{v}')")
             return v
@@ -111,3 +114,32 @@ POSITIVE_FRACTION = Param("positive_fraction", ("-R", "--positive-fraction"), fl
                           "default: the labeled rows' positive fraction; two-class problems "
                           "only (one-vs-rest takes each class's labeled fraction)",
                           low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+# Kernels (LIBSVM's letters and conventions), shared by the kernel solvers.
+KERNEL = Param("kernel", ("-t", "--kernel"), str, "rbf",
+               "kernel: linear u·v, poly (γ u·v + coef0)^degree, rbf exp(-γ|u-v|²) "
+               "(LIBSVM's numbers 0, 1, 2 also accepted)",
+               choices=("linear", "poly", "rbf"),
+               aliases=(("0", "linear"), ("1", "poly"), ("2", "rbf")), metavar="NAME")
+GAMMA = Param("gamma", ("-g", "--gamma"), float, None,
+              "kernel γ (rbf, poly); default 1/number of features, as LIBSVM; a Gaussian of "
+              "width σ is γ = 1/(2σ²)", low=0.0, low_open=True)
+DEGREE = Param("degree", ("-d", "--degree"), int, 3, "poly kernel degree", low=1, high=50)
+COEF0 = Param("coef0", ("-r", "--coef0"), float, 0.0, "poly kernel coef0")
+
+# The kNN graph and its Laplacian, shared by the manifold and TV solvers.
+NEIGHBORS = Param("neighbors", ("-k", "--neighbors"), int, 6,
+                  "number of nearest neighbours of each row in the graph (Euclidean)", low=1)
+GRAPH_WEIGHTS = Param("graph_weights", ("--graph-weights",), str, "heat",
+                      "edge weights: heat exp(-d²/(2t²)) or binary 1",
+                      choices=("heat", "binary"), metavar="NAME")
+HEAT_WIDTH = Param("heat_width", ("--heat-width",), float, None,
+                   "heat-weight width t; default the mean distance to the k neighbours",
+                   low=0.0, low_open=True)
+LAPLACIAN = Param("laplacian", ("--laplacian",), str, "normalized",
+                  "graph Laplacian: normalized I - D^-1/2 W D^-1/2, or unnormalized D - W",
+                  choices=("normalized", "unnormalized"), metavar="NAME")
+LAPLACIAN_DEGREE = Param("laplacian_degree", ("--laplacian-degree",), int, 1,
+                         "power p of the Laplacian in the graph regulariser (L^p)", low=1,
+                         high=20)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solvers import linear, s3vm
+from solvers import lapsvm, linear, s3vm
 from solvers.params import Param
 
 
@@ -27,6 +27,9 @@ class Algorithm:
     fit: Callable
     uses_unlabeled: bool
     svmlin_code: int | None = None  # SVMlin's -A number
+    # keyword arguments fit() also takes: "validation" = (X, y) of a labeled validation file,
+    # "max_memory" = bytes allowed for n×n matrices
+    run_options: tuple[str, ...] = ()
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -46,6 +49,13 @@ ALGORITHMS: dict[str, Algorithm] = {
                   s3vm.PARAMS["tsvm"], s3vm.fit_tsvm, uses_unlabeled=True, svmlin_code=2),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
                   s3vm.PARAMS["da"], s3vm.fit_da, uses_unlabeled=True, svmlin_code=3),
+        Algorithm("lapsvm", "Laplacian SVM (squared hinge) in the primal: kNN graph, kernel, "
+                  "PCG with early stopping or Newton (Melacci & Belkin)",
+                  lapsvm.PARAMS["lapsvm"], lapsvm.fit_lapsvm, uses_unlabeled=True,
+                  run_options=("validation", "max_memory")),
+        Algorithm("laprls", "Laplacian regularised least squares: direct solve or PCG",
+                  lapsvm.PARAMS["laprls"], lapsvm.fit_laprls, uses_unlabeled=True,
+                  run_options=("validation", "max_memory")),
     )
 }
 

@@ -17,6 +17,7 @@ from formats.model_file import write_model
 from formats.predictions import format_lines
 from formats.svmlight import read_dataset, stack_unlabeled
 from solvers.crossval import cross_validate
+from solvers.kernels import parse_memory
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
 from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
@@ -42,6 +43,8 @@ def _epilog() -> str:
               "  ssl-train -a rls -W 0.01 -Cp 2 train.svm my.model",
               "  ssl-train -a svm -v 5 train.svm                 # 5-fold cross-validation",
               "  ssl-train --labels train.labels features.svm     # SVMlin's split layout",
+              "  ssl-train -a lapsvm -t rbf -g 0.01 -k 6 --gamma-i 1 train.svm",
+              "  ssl-train -a lapsvm --early-stop validation --validation val.svm train.svm",
               "", "Exit status: 0 ok, 1 data or model error, 2 usage error."]
     return "\n".join(lines)
 
@@ -104,6 +107,44 @@ def _solver_params(ctx, algo, kwargs) -> dict:
     return params
 
 
+def _run_options(ctx, algo, validation_file, max_memory) -> dict:
+    """Check --validation / --max-memory against the solver; returns what fit() gets."""
+    run = {}
+    for name, flag, value in (("validation", "--validation", validation_file),
+                              ("max_memory", "--max-memory", max_memory)):
+        if value is None:
+            continue
+        if name not in algo.run_options:
+            users = ", ".join(a.name for a in ALGORITHMS.values() if name in a.run_options)
+            raise click.UsageError(f"option {flag} is not used by -a {algo.name} (it is used "
+                                   f"by: {users})", ctx)
+        if name == "max_memory":
+            try:
+                run[name] = parse_memory(value)
+            except ValueError as e:
+                raise click.BadParameter(str(e), ctx, param_hint="'--max-memory'") from None
+        else:
+            run[name] = value
+    early = None
+    if algo.param("early_stop") is not None:
+        early = ctx.params.get("p_early_stop") or algo.param("early_stop").default
+    if early in ("validation", "mixed") and "validation" not in run:
+        raise click.UsageError(f"--early-stop {early} needs --validation FILE", ctx)
+    return run
+
+
+def _read_validation(path, zero_based, n_features, classes):
+    data = read_dataset(path, zero_based=zero_based, n_features=n_features)
+    if np.any(data.y == 0):
+        line = int(data.lines[np.flatnonzero(data.y == 0)[0]])
+        raise DataError(path, "validation rows must be labeled (label 0 found)", line)
+    unknown = sorted(set(np.unique(data.y).astype(int)) - set(classes))
+    if unknown:
+        raise DataError(path, f"validation label {unknown[0]} is not a class of the training "
+                        f"data ({' '.join(map(str, classes))})")
+    return data.X, data.y
+
+
 def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
     lab = y != 0
     return int(np.sum(pred[lab] == y[lab])), int(np.sum(lab))
@@ -135,14 +176,22 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
               help="write predictions for the unlabeled training rows (TRAIN's, then "
                    "--unlabeled's, in file order) to FILE, as ssl-predict does (SVMlight's -l)")
 @click.option("--values", is_flag=True, help="with -l: also write the decision value(s)")
+@click.option("--validation", "validation_file", default=None, metavar="FILE",
+              help="labeled validation rows for early stopping (--early-stop validation or "
+                   "mixed) [lapsvm, laprls]")
+@click.option("--max-memory", default=None, metavar="SIZE",
+              help="memory allowed for n×n matrices (kernel, Newton system), e.g. 500M, 12G; "
+                   "plain numbers are MiB [default: half the RAM] [lapsvm, laprls]")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, labels_file,
-           unlabeled_file, transductive_file, values, quiet, verbose, **kwargs):
+           unlabeled_file, transductive_file, values, validation_file, max_memory, quiet,
+           verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
+    run = _run_options(ctx, algo, validation_file, max_memory)
     if folds is not None and folds < 2:
         raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
                                  param_hint="'-v'")
@@ -152,6 +201,8 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
         model = os.path.basename(train) + ".model"
     if folds is not None and model is not None:
         raise click.UsageError("-v writes no model; drop MODEL or -v", ctx)
+    if folds is not None and "validation" in run:
+        raise click.UsageError("-v holds out its own folds; drop --validation or -v", ctx)
     if folds is not None and transductive_file is not None:
         raise click.UsageError("-v trains no final model, so -l has nothing to write", ctx)
     if values and transductive_file is None:
@@ -196,12 +247,20 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
         click.echo(f"Cross Validation Accuracy = {100.0 * c / t:g}%")
         return
 
-    m = algo.fit(data.X, data.y, data.cost, params)
+    if "validation" in run:
+        run["validation"] = _read_validation(run["validation"], zero_based, data.X.shape[1],
+                                             classes)
+        log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
+    m = algo.fit(data.X, data.y, data.cost, params, **run)
     write_model(m, model)
     if transductive_file is not None:
+        if m.train_values is not None:  # the solver's own outputs: no second kernel pass
+            F_unl = m.train_values[~labeled]
+        else:
+            F_unl = m.decision_function(X_unl)
         out = AtomicOutput(transductive_file)
         try:
-            out.write(format_lines(m, m.decision_function(X_unl), values))
+            out.write(format_lines(m, F_unl, values))
             out.commit()
         except BaseException:
             out.discard()

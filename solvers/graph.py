@@ -1,0 +1,170 @@
+"""The kNN graph and its Laplacian (ALGORITHMS.md §2 "Graph"; shared by the manifold and TV
+families).
+
+* :func:`knn` — exact k nearest neighbours (Euclidean) of every row among all rows, computed in
+  blocks of rows: never more than one block of distances (``kernels.BLOCK_BYTES``) at once.
+* :func:`adjacency` — sparse symmetric weights: heat ``exp(-d²/(2t²))`` (t = mean kNN distance
+  by default) or binary, symmetrised by "OR": ``W = max(W, Wᵀ)``.
+* :class:`Laplacian` — ``L = D - W`` or ``I - D^{-1/2} W D^{-1/2}``, raised to a power p as an
+  operator (p sparse products), so ``L^p`` is never formed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from solvers.errors import ProblemError
+from solvers.kernels import block_rows_for, dot_block, prepare, sqnorms
+
+log = logging.getLogger("ssl.solver.graph")
+
+WEIGHTS = ("heat", "binary")
+LAPLACIANS = ("normalized", "unnormalized")
+REFINE = 8  # extra candidates whose distances are recomputed exactly
+BLOCK_BYTES_EXACT = 32 << 20
+
+
+def knn(X, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (n, k) and Euclidean distances (n, k) of each row's k nearest other rows.
+
+    Neighbours are sorted by distance (ties by index). A row is never its own neighbour, but a
+    duplicate row is a neighbour at distance 0.
+    """
+    n = X.shape[0]
+    if not 1 <= k <= n - 1:
+        raise ProblemError(f"a {k}-nearest-neighbour graph needs more than {k} rows "
+                           f"(have {n})")
+    Xp = prepare(X)
+    xn = sqnorms(Xp)
+    idx = np.empty((n, k), dtype=np.int64)
+    dist = np.empty((n, k))
+    b = block_rows_for(n)
+    for s in range(0, n, b):
+        e = min(n, s + b)
+        D = dot_block(Xp[s:e], Xp)
+        D *= -2.0
+        D += xn[s:e, None]
+        D += xn[None, :]
+        rows = np.arange(e - s)
+        D[rows, s + rows] = np.inf
+        # candidates by the fast formula, then their distances recomputed from the
+        # differences: the formula's rounding could otherwise reorder near-ties
+        kk = min(n - 1, k + REFINE)
+        cand = np.argpartition(D, kk - 1, axis=1)[:, :kk] if kk < n - 1 else \
+            np.argsort(D, axis=1)[:, :kk]
+        del D
+        cd = _exact_sqdist(Xp, np.arange(s, e), cand)
+        order = np.lexsort((cand, cd), axis=1)[:, :k]  # by distance, ties by index
+        idx[s:e] = np.take_along_axis(cand, order, axis=1)
+        dist[s:e] = np.sqrt(np.take_along_axis(cd, order, axis=1))
+    return idx, dist
+
+
+def _exact_sqdist(Xp, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Squared distances |x_rows[i] - x_cand[i, j]|² from the differences, in row chunks."""
+    kk = cand.shape[1]
+    out = np.empty(cand.shape)
+    step = max(1, BLOCK_BYTES_EXACT // max(1, 8 * kk * Xp.shape[1]))
+    for a in range(0, rows.size, step):
+        r = rows[a:a + step]
+        c = cand[a:a + step]
+        if sp.issparse(Xp):
+            diff = Xp[np.repeat(r, kk)] - Xp[c.ravel()]
+            out[a:a + step] = np.asarray(diff.multiply(diff).sum(axis=1)).reshape(c.shape)
+        else:
+            diff = Xp[r][:, None, :] - Xp[c]
+            out[a:a + step] = np.einsum("ijk,ijk->ij", diff, diff)
+    return out
+
+
+def adjacency(idx: np.ndarray, dist: np.ndarray, weights: str = "heat",
+              width: float | None = None) -> tuple[sp.csr_matrix, float]:
+    """Symmetric weight matrix W (CSR, zero diagonal) and the heat width t used (nan if binary).
+
+    Heat weights ``exp(-d²/(2t²))``; ``width=None`` takes t = mean kNN distance. Symmetrised by
+    OR: an edge exists if either end has the other among its k neighbours, with the larger weight.
+    """
+    n, k = idx.shape
+    if weights not in WEIGHTS:
+        raise ValueError(f"graph weights must be one of {', '.join(WEIGHTS)}")
+    t = float("nan")
+    if weights == "heat":
+        t = float(np.mean(dist)) if width is None else float(width)
+        if not t > 0:
+            # every neighbour at distance 0 (all rows identical): weights are all 1
+            w = np.ones_like(dist)
+        else:
+            w = np.exp(-(dist * dist) / (2.0 * t * t))
+    else:
+        w = np.ones_like(dist)
+    rows = np.repeat(np.arange(n), k)
+    W = sp.csr_matrix((w.ravel(), (rows, idx.ravel())), shape=(n, n))
+    W = W.maximum(W.T).tocsr()
+    W.sort_indices()
+    return W, t
+
+
+@dataclass
+class Laplacian:
+    """The graph Laplacian ``L`` (CSR, symmetric PSD) used as the operator ``L^degree``.
+
+    normalized: ``I - D^{-1/2} W D^{-1/2}`` (rows of zero degree get L_ii = 1, no off-diagonal
+    entries), else ``D - W``.
+    """
+
+    L: sp.csr_matrix
+    degree: int = 1
+    normalized: bool = True
+
+    @classmethod
+    def from_weights(cls, W: sp.csr_matrix, normalized: bool = True, degree: int = 1
+                     ) -> Laplacian:
+        n = W.shape[0]
+        d = np.asarray(W.sum(axis=1)).ravel()
+        if normalized:
+            with np.errstate(divide="ignore"):
+                s = np.where(d > 0, 1.0 / np.sqrt(d), 0.0)
+            S = sp.diags(s)
+            L = sp.identity(n, format="csr") - S @ W @ S
+        else:
+            L = sp.diags(d) - W
+        L = sp.csr_matrix(L)
+        L.sort_indices()
+        return cls(L, degree, normalized)
+
+    @property
+    def n(self) -> int:
+        return self.L.shape[0]
+
+    def apply(self, V: np.ndarray) -> np.ndarray:
+        """L^p V for a vector or a dense matrix V (p sparse products)."""
+        out = self.L @ V
+        for _ in range(self.degree - 1):
+            out = self.L @ out
+        return np.asarray(out)
+
+    def dense_power(self) -> np.ndarray:
+        """L^p as a dense matrix (tests and small problems only)."""
+        return np.linalg.matrix_power(self.L.toarray(), self.degree)
+
+    def quad(self, f: np.ndarray) -> float:
+        """fᵀ L^p f."""
+        return float(f @ self.apply(f))
+
+
+def build(X, k: int = 6, weights: str = "heat", width: float | None = None,
+          normalized: bool = True, degree: int = 1) -> tuple[Laplacian, dict]:
+    """kNN graph Laplacian of the rows of X and a few statistics (edges, width used)."""
+    idx, dist = knn(X, k)
+    W, t = adjacency(idx, dist, weights, width)
+    lap = Laplacian.from_weights(W, normalized, degree)
+    stats = {"graph_edges": W.nnz // 2, "heat_width": t}
+    log.info("graph: %d-NN, %d edges, %s weights%s, %s Laplacian%s", k, W.nnz // 2, weights,
+             f" (t = {t:.6g})" if weights == "heat" else "",
+             "normalized" if normalized else "unnormalized",
+             f" to the power {degree}" if degree > 1 else "")
+    return lap, stats

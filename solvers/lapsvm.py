@@ -1,0 +1,482 @@
+"""Laplacian SVM and Laplacian RLS trained in the primal (ALGORITHMS.md §2; Melacci & Belkin).
+
+Convention (lapsvmp's, no 1/l factors): with ``f = Kα + b`` over all n = l + u training rows,
+
+    F(α, b) = 1/2 [ Σ_{i labeled} c_i loss(y_i, f_i) + γ_A αᵀKα + γ_I fᵀ L^p f ]
+
+where loss is the squared hinge ``max(0, 1 - y f)²`` (lapsvm) or the squared error
+``(y - f)²`` (laprls), c_i the row's cost factor (1 by default), b is optional and not
+regularised by γ_A. With a normalised Laplacian ``L·1 ≠ 0``, so b does enter the graph term;
+it is handled exactly (lapsvmp refuses the combination instead).
+
+Solvers:
+
+* Newton: solve ``(C_E K + γ_A I + γ_I L^p K) α + (C_E 1 + γ_I L^p 1) b = C_E y`` (bordered by the
+  bias equation when b is used) for the current error set E, exact line search to the solution,
+  repeat until E does not change. O(n³) per step and two n×n matrices; for laprls one step is
+  the exact solution.
+* PCG: conjugate gradient preconditioned by K (the preconditioned gradient is
+  ``r = C_E(f - y) + γ_A α + γ_I L^p f``, no extra product), Polak–Ribière with automatic
+  restart, exact line search over the hinge breakpoints. One product K·v per iteration.
+* Early stopping for PCG (the paper's point): every ⌈√n/2⌉ iterations, ``stability`` stops when
+  fewer than 1.5 % of the unlabeled rows' predicted signs changed since the last check;
+  ``validation`` stops when the error on a labeled validation set did not drop by at least one
+  row (and keeps the best solution seen); ``mixed`` stops when both hold; ``none`` runs until
+  ``sqrt(gᵀ M⁻¹ g / g₀ᵀ M⁻¹ g₀) ≤ ε``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from numba import njit
+
+from solvers import graph as graph_mod
+from solvers import kernels
+from solvers.errors import ProblemError
+from solvers.kernels import KernelSpec
+from solvers.models import KernelExpansion, Model
+from solvers.multiclass import binary_tasks
+from solvers.params import (
+    BIAS,
+    COEF0,
+    DEGREE,
+    EPSILON,
+    GAMMA,
+    GRAPH_WEIGHTS,
+    HEAT_WIDTH,
+    KERNEL,
+    LAPLACIAN,
+    LAPLACIAN_DEGREE,
+    MAX_ITER,
+    NEIGHBORS,
+    Param,
+)
+
+log = logging.getLogger("ssl.solver.lapsvm")
+
+STABILITY_TOLERANCE = 0.015  # lapsvmp: stop when < 1.5 % of unlabeled signs change
+EARLY_STOPS = ("stability", "validation", "mixed", "none")
+
+
+def check_period(n: int) -> int:
+    """Iterations between early-stopping checks: ⌈√n / 2⌉ (lapsvmp)."""
+    return max(1, math.ceil(math.sqrt(n) / 2.0))
+
+
+# --------------------------------------------------------------------------- objective pieces
+
+def loss_mask(Y: np.ndarray, f: np.ndarray, hinge: bool) -> np.ndarray:
+    """Rows whose loss is active: labeled rows with y f < 1 (hinge) or every labeled row."""
+    lab = Y != 0
+    return lab & (Y * f < 1.0) if hinge else lab
+
+
+def objective(K: np.ndarray, lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, alpha, b,
+              hinge: bool = True) -> float:
+    """F(α, b) as in the module docstring, computed from scratch (tests, reporting)."""
+    f = K @ alpha + b
+    return _objective(Y, c, gamma_a, gamma_i, alpha, K @ alpha, f, lap.apply(f), hinge)
+
+
+def _objective(Y, c, gamma_a, gamma_i, alpha, Ka, f, Lf, hinge) -> float:
+    E = loss_mask(Y, f, hinge)
+    res = (Y - f)[E]
+    return 0.5 * (float(np.sum(c[E] * res * res)) + gamma_a * float(alpha @ Ka)
+                  + gamma_i * float(f @ Lf))
+
+
+def gradient(K, lap, Y, c, gamma_a, gamma_i, alpha, b, hinge=True):
+    """(∇_α F, ∂F/∂b) at (α, b): ``K r`` and ``Σ (C_E(f - y) + γ_I L^p f)``."""
+    f = K @ alpha + b
+    h = np.where(loss_mask(Y, f, hinge), c * (f - Y), 0.0)
+    Lf = lap.apply(f)
+    r = h + gamma_a * alpha + gamma_i * Lf
+    return K @ r, float(np.sum(h + gamma_i * Lf))
+
+
+@njit(cache=True)
+def line_search(A, B, Y, c, o, do, hinge):
+    """Exact minimiser t ≥ 0 of φ(t) = A t + B t²/2 + 1/2 Σ_i c_i loss(Y_i, o_i + t do_i).
+
+    Rows with Y_i = 0 carry no loss. φ′ is piecewise linear: with the active set of a piece it
+    is ``S0 + t S1``; walk the breakpoints (where a margin y(o + t do) crosses 1) in increasing
+    order until φ′ changes sign. With ``hinge=False`` (squared loss) there are no breakpoints.
+    """
+    n = Y.size
+    S0 = A
+    S1 = B
+    bps = np.empty(n)
+    who = np.empty(n, np.int64)
+    sgn = np.empty(n)
+    p = 0
+    for i in range(n):
+        y = Y[i]
+        if y == 0.0 or c[i] == 0.0:
+            continue
+        d = do[i]
+        if not hinge:
+            S0 += c[i] * (o[i] - y) * d
+            S1 += c[i] * d * d
+            continue
+        m = y * o[i]
+        s = y * d
+        if m < 1.0 or (m == 1.0 and s < 0.0):
+            S0 += c[i] * (o[i] - y) * d
+            S1 += c[i] * d * d
+            if s > 0.0:  # leaves the active set
+                bps[p] = (1.0 - m) / s
+                who[p] = i
+                sgn[p] = -1.0
+                p += 1
+        elif s < 0.0:  # enters the active set
+            bps[p] = (1.0 - m) / s
+            who[p] = i
+            sgn[p] = 1.0
+            p += 1
+    if S0 >= 0.0:
+        return 0.0
+    order = np.argsort(bps[:p])
+    for j in range(p):
+        k = order[j]
+        if S1 > 0.0 and -S0 / S1 <= bps[k]:
+            return -S0 / S1
+        i = who[k]
+        d = do[i]
+        S0 += sgn[k] * c[i] * (o[i] - Y[i]) * d
+        S1 += sgn[k] * c[i] * d * d
+    if S1 <= 0.0:
+        return bps[order[p - 1]] if p > 0 else 0.0
+    return -S0 / S1
+
+
+# --------------------------------------------------------------------------- solvers
+
+@dataclass
+class Result:
+    alpha: np.ndarray
+    b: float
+    f: np.ndarray  # outputs on the training rows
+    objective: float
+    iterations: int
+    reason: str
+    trace: list = field(default_factory=list)  # (iteration, objective) at each check / step
+
+
+@dataclass
+class Validation:
+    """Labeled validation rows for early stopping: K(V, X) and ±1 targets."""
+
+    Kv: np.ndarray
+    y: np.ndarray
+
+
+def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
+           memory_limit=None, tag="") -> Result:
+    """Primal Newton (exact reference, O(n³) per step)."""
+    n = K.shape[0]
+    nb = n + 1 if bias else n
+    kernels.reserve(8 * nb * nb * (2 if lap.degree > 1 else 1),
+                    f"{tag}Newton system {nb}×{nb}", memory_limit)
+    alpha = np.zeros(n)
+    b = 0.0
+    Ka = np.zeros(n)
+    f = np.zeros(n)
+    Lf = np.zeros(n)
+    E = loss_mask(Y, f, hinge)
+    ones_L = lap.apply(np.ones(n)) if bias else None
+    t0 = time.perf_counter()
+    trace = []
+    reason = "iteration limit"
+    it = 0
+    for it in range(1, max_iter + 1):
+        cE = np.where(E, c, 0.0)
+        H = np.empty((nb, nb))
+        H[:n, :n] = lap.apply(K)
+        H[:n, :n] *= gamma_i
+        H[:n, :n] += cE[:, None] * K
+        H[np.arange(n), np.arange(n)] += gamma_a
+        rhs = np.zeros(nb)
+        rhs[:n] = cE * Y
+        if bias:
+            H[:n, n] = cE + gamma_i * ones_L
+            H[n, :n] = H[:n, :n].sum(axis=0) - gamma_a
+            H[n, n] = cE.sum() + gamma_i * ones_L.sum()
+            rhs[n] = float(cE @ Y)
+        sol = scipy.linalg.solve(H, rhs, overwrite_a=True, overwrite_b=True,
+                                 check_finite=False)
+        del H
+        d = sol[:n] - alpha
+        db = sol[n] - b if bias else 0.0
+        Kd = K @ d
+        df = Kd + db
+        Ldf = lap.apply(df)
+        A = gamma_a * float(d @ Ka) + gamma_i * float(df @ Lf)
+        Bq = gamma_a * float(d @ Kd) + gamma_i * float(df @ Ldf)
+        t = line_search(A, Bq, Y, c, f, df, hinge)
+        alpha += t * d
+        b += t * db
+        Ka += t * Kd
+        f += t * df
+        Lf += t * Ldf
+        F = _objective(Y, c, gamma_a, gamma_i, alpha, Ka, f, Lf, hinge)
+        trace.append((it, F))
+        E_new = loss_mask(Y, f, hinge)
+        changed = int(np.sum(E_new != E))
+        log.info("%snewton step %d: step %.4g, objective %.12g, %d error vectors (%d changed), "
+                 "%.2f s", tag, it, t, F, int(E_new.sum()), changed, time.perf_counter() - t0)
+        if changed == 0:
+            reason = "error vectors unchanged"
+            break
+        E = E_new
+    F = _objective(Y, c, gamma_a, gamma_i, alpha, Ka, f, Lf, hinge)
+    return Result(alpha, b, f, F, it, reason, trace)
+
+
+def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stability",
+        eps=1e-6, max_iter=10000, validation: Validation | None = None, tag="") -> Result:
+    """Preconditioned (by K) nonlinear conjugate gradient with exact line search."""
+    n = K.shape[0]
+    unl = Y == 0
+    if early_stop in ("stability", "mixed") and not unl.any():
+        log.warning("%sno unlabeled rows: stability checks use the labeled rows' predictions",
+                    tag)
+        unl = np.ones(n, bool)
+    if early_stop in ("validation", "mixed") and validation is None:
+        raise ProblemError(f"--early-stop {early_stop} needs --validation FILE")
+    period = check_period(n)
+    alpha = np.zeros(n)
+    b = 0.0
+    Ka = np.zeros(n)
+    f = np.zeros(n)
+    Lf = np.zeros(n)
+
+    def precond_gradient():
+        h = np.where(loss_mask(Y, f, hinge), c * (f - Y), 0.0)
+        r = h + gamma_a * alpha + gamma_i * Lf
+        gb = float(np.sum(h + gamma_i * Lf)) if bias else 0.0
+        return r, gb
+
+    r, gb = precond_gradient()
+    q = K @ r
+    rho = float(r @ q) + gb * gb
+    rho0 = rho
+    d, db, Kd = -r, -gb, -q
+    signs = np.where(f[unl] > 0, 1, -1)
+    val_best = None
+    if validation is not None:
+        val_best = _val_errors(validation, alpha, b)
+        best = (alpha.copy(), b, f.copy(), 0)
+    trace = []
+    reason = "iteration limit"
+    t0 = time.perf_counter()
+    it = 0
+    if rho0 <= 0.0:
+        reason = "zero gradient at the start"
+        max_iter = 0
+    for it in range(1, max_iter + 1):
+        df = Kd + db
+        Ldf = lap.apply(df)
+        A = gamma_a * float(d @ Ka) + gamma_i * float(df @ Lf)
+        Bq = gamma_a * float(d @ Kd) + gamma_i * float(df @ Ldf)
+        t = line_search(A, Bq, Y, c, f, df, hinge)
+        alpha += t * d
+        b += t * db
+        Ka += t * Kd
+        f += t * df
+        Lf += t * Ldf
+        r_new, gb_new = precond_gradient()
+        q_new = K @ r_new
+        rho_new = float(r_new @ q_new) + gb_new * gb_new
+        beta = max(0.0, (float(q_new @ (r_new - r)) + gb_new * (gb_new - gb)) / rho)
+        d = -r_new + beta * d
+        db = -gb_new + beta * db
+        Kd = -q_new + beta * Kd
+        r, gb, q, rho = r_new, gb_new, q_new, rho_new
+        if early_stop == "none" or rho <= 0.0:
+            if rho <= 0.0 or math.sqrt(rho / rho0) <= eps:
+                reason = "gradient tolerance"
+                break
+            continue
+        if it % period:
+            continue
+        new_signs = np.where(f[unl] > 0, 1, -1)
+        changed = float(np.mean(new_signs != signs))
+        signs = new_signs
+        F = _objective(Y, c, gamma_a, gamma_i, alpha, Ka, f, Lf, hinge)
+        trace.append((it, F))
+        stable = changed < STABILITY_TOLERANCE
+        improved = True
+        val_text = ""
+        if validation is not None:
+            errs = _val_errors(validation, alpha, b)
+            improved = errs < val_best
+            if improved:
+                val_best = errs
+                best = (alpha.copy(), b, f.copy(), it)
+            val_text = f", validation errors {errs} (best {val_best})"
+        log.info("%spcg iteration %d: objective %.10g, %.2f %% of unlabeled signs changed%s, "
+                 "%.2f s", tag, it, F, 100 * changed, val_text, time.perf_counter() - t0)
+        if early_stop == "stability" and stable:
+            reason = f"stable predictions (< {100 * STABILITY_TOLERANCE:g} % sign changes)"
+            break
+        if early_stop == "validation" and not improved:
+            reason = "validation error stopped improving"
+            break
+        if early_stop == "mixed" and stable and not improved:
+            reason = "stable predictions and validation error stopped improving"
+            break
+        if math.sqrt(max(rho, 0.0) / rho0) <= 1e-14:  # converged before any stop fired
+            reason = "gradient vanished"
+            break
+    if validation is not None and early_stop in ("validation", "mixed") and best[3] != it:
+        alpha, b, f, at = best
+        reason += f"; kept iteration {at}, the best on validation"
+        Ka = f - b
+        Lf = lap.apply(f)
+    F = _objective(Y, c, gamma_a, gamma_i, alpha, Ka, f, Lf, hinge)
+    return Result(alpha, b, f, F, it, reason, trace)
+
+
+def _val_errors(v: Validation, alpha, b) -> int:
+    out = v.Kv @ alpha + b
+    return int(np.sum(np.where(out > 0, 1.0, -1.0) != v.y))
+
+
+# --------------------------------------------------------------------------- registry glue
+
+GAMMA_A = Param("gamma_a", ("--gamma-a",), float, 1e-6,
+                "ambient-norm weight γ_A (of αᵀKα)", low=0.0)
+GAMMA_I = Param("gamma_i", ("--gamma-i",), float, 1.0,
+                "intrinsic-norm weight γ_I (of fᵀL^p f)", low=0.0)
+SOLVER = Param("solver", ("--solver",), str, "pcg",
+               "pcg: conjugate gradient preconditioned by K, with early stopping; newton: "
+               "exact primal Newton, O(n³)", choices=("pcg", "newton"), metavar="NAME")
+EARLY_STOP = Param("early_stop", ("--early-stop",), str, "stability",
+                   "PCG stopping rule: stability (fewer than 1.5 % of unlabeled signs change "
+                   "between checks every ceil(sqrt(n)/2) iterations), validation (validation "
+                   "error stops improving; needs --validation), mixed (both), none (gradient "
+                   "tolerance -e)", choices=EARLY_STOPS, metavar="RULE")
+_BIAS = BIAS.with_default(0.0, "1 adds an unregularised bias b to f = Kα + b (with a "
+                               "normalized Laplacian b also enters fᵀLf); 0 = no bias, as "
+                               "lapsvmp's default")
+_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop none: stop when "
+                                  "the preconditioned gradient norm falls to ε times its start")
+_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
+                                    "(default 50)")
+COMMON = (KERNEL, GAMMA, DEGREE, COEF0, NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN,
+          LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
+PARAMS = {
+    "lapsvm": COMMON + (SOLVER, EARLY_STOP, _EPS, _BIAS, _ITER),
+    "laprls": COMMON + (
+        replace(SOLVER, default="auto", choices=("auto", "newton", "pcg"),
+                help="auto: newton up to 4000 rows, pcg above; newton: direct solve of the "
+                     "linear system (one Newton step), O(n³); pcg: conjugate gradient "
+                     "preconditioned by K"),
+        EARLY_STOP, _EPS, _BIAS, _ITER),
+}
+DIRECT_MAX_ROWS = 4000
+
+
+def kernel_spec(params: dict, n_features: int) -> KernelSpec:
+    gamma = params["gamma"]
+    if gamma is None:
+        gamma = 1.0 / max(1, n_features)
+    return KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
+                      float(params["coef0"]))
+
+
+def _fit(name: str):
+    hinge = name == "lapsvm"
+
+    def fit(X, y, cost, params, validation=None, max_memory=None):
+        """Train on all rows of X (label 0 = unlabeled); ``validation`` = (Xv, yv) or None."""
+        t0 = time.perf_counter()
+        X = sp.csr_matrix(X)
+        n, d_feat = X.shape
+        spec = kernel_spec(params, d_feat)
+        solver = params["solver"]
+        if solver == "auto":
+            solver = "newton" if n <= DIRECT_MAX_ROWS else "pcg"
+        early = params["early_stop"]
+        if solver == "newton" and early != "stability" and early != "none":
+            log.warning("--early-stop %s applies to pcg only; newton solves exactly", early)
+        if early in ("validation", "mixed") and validation is None and solver == "pcg":
+            raise ProblemError(f"--early-stop {early} needs --validation FILE")
+        max_iter = params["max_iter"]
+        if max_iter is None:
+            max_iter = 50 if solver == "newton" else 10 * n
+        c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
+        log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
+                 int(np.sum(y == 0)), spec.describe(), solver,
+                 f", early stop {early}" if solver == "pcg" else "")
+
+        tg = time.perf_counter()
+        lap, gstats = graph_mod.build(X, params["neighbors"], params["graph_weights"],
+                                      params["heat_width"],
+                                      params["laplacian"] == "normalized",
+                                      params["laplacian_degree"])
+        graph_time = time.perf_counter() - tg
+        tk = time.perf_counter()
+        K = kernels.gram(spec, X, max_memory)
+        kernel_time = time.perf_counter() - tk
+        log.info("graph %.2f s, kernel %.2f s", graph_time, kernel_time)
+        Kv = None
+        if validation is not None:
+            Xv, yv = validation
+            Kv = kernels.kernel_block(spec, Xv, kernels.prepare(X))
+
+        order, tasks = binary_tasks(y)
+        coef = np.zeros((n, len(tasks)))
+        bs = np.zeros(len(tasks))
+        stats: dict[str, list] = {}
+        F_train = np.zeros((n, len(tasks)))
+        ts = time.perf_counter()
+        for k, pos in enumerate(tasks):
+            Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
+            tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
+            val = None
+            if Kv is not None:
+                val = Validation(Kv, np.where(validation[1] == pos, 1.0, -1.0))
+            if solver == "newton":
+                res = newton(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
+                             params["bias"] > 0, hinge, max_iter, max_memory, tag)
+            else:
+                res = pcg(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
+                          params["bias"] > 0, hinge, early, params["epsilon"], max_iter, val,
+                          tag)
+            log.info("%s%s: objective %.10g after %d %s (%s)", tag, name, res.objective,
+                     res.iterations, "Newton steps" if solver == "newton" else
+                     "PCG iterations", res.reason)
+            coef[:, k] = res.alpha
+            bs[k] = res.b
+            F_train[:, k] = res.f
+            for key, v in (("objective", res.objective), ("iterations", res.iterations)):
+                stats.setdefault(key, []).append(v)
+        solve_time = time.perf_counter() - ts
+        model = Model(name, order, d_feat, KernelExpansion(spec, X, coef, bs),
+                      params={p.name: params[p.name] for p in PARAMS[name]}, stats=stats)
+        model.stats["n_rows"] = [n]
+        model.stats["n_unlabeled"] = [int(np.sum(y == 0))]
+        model.stats["graph_edges"] = [gstats["graph_edges"]]
+        if params["graph_weights"] == "heat":
+            model.stats["heat_width"] = [gstats["heat_width"]]
+        model.stats["kernel_gamma"] = [spec.gamma]
+        model.stats["graph_time"] = [graph_time]
+        model.stats["kernel_time"] = [kernel_time]
+        model.stats["solve_time"] = [solve_time]
+        model.stats["train_time"] = [time.perf_counter() - t0]
+        model.train_values = F_train
+        return model
+
+    return fit
+
+
+fit_lapsvm = _fit("lapsvm")
+fit_laprls = _fit("laprls")

@@ -1,0 +1,360 @@
+"""Kernels, the kNN graph Laplacian, LapSVM / LapRLS in the primal (issue 4)."""
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+from conftest import SAMPLES, run, shared
+from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
+
+from formats.model_file import read_model
+from formats.svmlight import read_dataset
+from solvers import graph, kernels, lapsvm
+from solvers.errors import ProblemError
+from solvers.kernels import KernelSpec
+from solvers.registry import ALGORITHMS
+
+
+def _data(n=120, d=6, seed=0, sparse=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[: n // 2, 0] += 2.5
+    y = np.where(np.arange(n) < n // 2, 1.0, -1.0)
+    if sparse:
+        X[rng.random(X.shape) < 0.6] = 0.0
+        X = sp.csr_matrix(X)
+    return X, y
+
+
+# --------------------------------------------------------------------------- kernels
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gram_matches_sklearn_and_is_blockwise(sparse, monkeypatch):
+    X, _ = _data(97, 9, sparse=sparse)
+    monkeypatch.setattr(kernels, "BLOCK_BYTES", 8 * 97 * 10)  # 10-row blocks
+    Xd = X.toarray() if sparse else X
+    cases = [(KernelSpec("linear"), Xd @ Xd.T),
+             (KernelSpec("rbf", 0.3), rbf_kernel(Xd, gamma=0.3)),
+             (KernelSpec("poly", 0.2, 3, 1.5), polynomial_kernel(Xd, degree=3, gamma=0.2,
+                                                                 coef0=1.5))]
+    for spec, want in cases:
+        K = kernels.gram(spec, X)
+        np.testing.assert_allclose(K, want, rtol=1e-12, atol=1e-12)
+        assert np.array_equal(K, K.T)
+        np.testing.assert_allclose(kernels.kernel_times(spec, X[:13], X, np.eye(97)),
+                                   want[:13], rtol=1e-12, atol=1e-12)
+
+
+def test_memory_guard_refuses_with_message():
+    X, _ = _data(50)
+    with pytest.raises(ProblemError, match=r"kernel matrix 50×50 needs 19\.53 KiB, above the "
+                                           r"memory limit of 1000 B"):
+        kernels.gram(KernelSpec("rbf"), X, memory_limit=1000)
+    assert kernels.parse_memory("500M") == 500 << 20
+    assert kernels.parse_memory("2G") == 2 << 30
+    assert kernels.parse_memory("64") == 64 << 20
+    for bad in ("x", "-5", "0", "12Q"):
+        with pytest.raises(ValueError):
+            kernels.parse_memory(bad)
+
+
+# --------------------------------------------------------------------------- graph
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_knn_equals_brute_force(sparse, monkeypatch):
+    X, _ = _data(151, 7, seed=3, sparse=sparse)
+    monkeypatch.setattr(kernels, "BLOCK_BYTES", 8 * 151 * 16)  # 16-row blocks
+    Xd = X.toarray() if sparse else X
+    D = np.sqrt(((Xd[:, None, :] - Xd[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    for k in (1, 6, 20):
+        idx, dist = graph.knn(X, k)
+        want = np.argsort(D, axis=1, kind="stable")[:, :k]
+        assert np.array_equal(idx, want)
+        np.testing.assert_allclose(dist, np.take_along_axis(D, want, 1), rtol=1e-10)
+
+
+def test_knn_needs_more_rows_than_k():
+    with pytest.raises(ProblemError, match="needs more than 6 rows"):
+        graph.knn(np.zeros((6, 2)), 6)
+
+
+@pytest.mark.parametrize("weights", ["heat", "binary"])
+def test_weights_and_laplacians(weights):
+    X, _ = _data(80, 4, seed=5)
+    idx, dist = graph.knn(X, 6)
+    W, t = graph.adjacency(idx, dist, weights)
+    Wd = W.toarray()
+    assert np.array_equal(Wd, Wd.T) and np.all(np.diag(Wd) == 0) and np.all(Wd >= 0)
+    # OR symmetrisation: an edge where either end lists the other
+    E = np.zeros_like(Wd, bool)
+    E[np.repeat(np.arange(80), 6), idx.ravel()] = True
+    assert np.array_equal(Wd > 0, E | E.T)
+    if weights == "heat":
+        assert t == pytest.approx(dist.mean())
+        i, j = 3, idx[3, 0]
+        assert Wd[i, j] == pytest.approx(np.exp(-dist[3, 0] ** 2 / (2 * t * t)))
+    else:
+        assert set(np.unique(Wd)) == {0.0, 1.0}
+    Lu = graph.Laplacian.from_weights(W, normalized=False)
+    np.testing.assert_allclose(Lu.L @ np.ones(80), 0.0, atol=1e-12)
+    Ln = graph.Laplacian.from_weights(W, normalized=True)
+    deg = Wd.sum(1)
+    np.testing.assert_allclose(Ln.L @ np.sqrt(deg), 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.diag(Ln.L.toarray()), 1.0)
+    for lap in (Lu, Ln):
+        Ld = lap.L.toarray()
+        assert np.allclose(Ld, Ld.T, atol=0)
+        assert np.linalg.eigvalsh(Ld).min() > -1e-10
+        for p in (2, 3):
+            lp = graph.Laplacian(lap.L, p)
+            V = np.random.default_rng(p).normal(size=(80, 3))
+            P = np.linalg.matrix_power(Ld, p)
+            np.testing.assert_allclose(lp.apply(V), P @ V, rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(lp.dense_power(), P, rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- objective pieces
+
+def _problem(n=90, seed=1, normalized=True, degree=1, labeled=15):
+    X, y = _data(n, 5, seed=seed)
+    rng = np.random.default_rng(seed)
+    Y = np.zeros(n)
+    lab = rng.choice(n, labeled, replace=False)
+    Y[lab] = y[lab]
+    lap, _ = graph.build(X, 5, normalized=normalized, degree=degree)
+    K = kernels.gram(KernelSpec("rbf", 0.25), X)
+    c = np.where(Y != 0, rng.uniform(0.5, 2.0, n), 0.0)
+    return K, lap, Y, c, y
+
+
+@pytest.mark.parametrize("hinge", [True, False])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_gradient_matches_finite_differences(hinge, normalized):
+    K, lap, Y, c, _ = _problem(normalized=normalized, degree=2)
+    rng = np.random.default_rng(7)
+    alpha = rng.normal(scale=0.3, size=K.shape[0])
+    b = 0.2
+    ga, gi = 0.05, 0.7
+    g, gb = lapsvm.gradient(K, lap, Y, c, ga, gi, alpha, b, hinge)
+
+    def F(a, bb):
+        return lapsvm.objective(K, lap, Y, c, ga, gi, a, bb, hinge)
+
+    h = 1e-6
+    for i in rng.choice(K.shape[0], 12, replace=False):
+        e = np.zeros_like(alpha)
+        e[i] = h
+        fd = (F(alpha + e, b) - F(alpha - e, b)) / (2 * h)
+        assert fd == pytest.approx(g[i], rel=1e-5, abs=1e-7)
+    assert (F(alpha, b + h) - F(alpha, b - h)) / (2 * h) == pytest.approx(gb, rel=1e-5)
+
+
+def test_line_search_is_the_exact_minimiser():
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        n = 30
+        Y = rng.choice([-1.0, 0.0, 1.0], n)
+        c = rng.uniform(0.2, 3.0, n)
+        o = rng.normal(size=n)
+        do = rng.normal(size=n)
+        B = rng.uniform(0.0, 2.0)
+        A = -rng.uniform(0.1, 5.0)
+        hinge = trial % 4 != 0
+
+        def phi(t, A=A, B=B, Y=Y, c=c, o=o, do=do, hinge=hinge):
+            m = o + t * do
+            loss = np.where(Y != 0, np.maximum(0.0, 1.0 - Y * m) ** 2 if hinge
+                            else (Y - m) ** 2, 0.0)
+            return A * t + 0.5 * B * t * t + 0.5 * np.sum(c * loss)
+
+        t = lapsvm.line_search(A, B, Y, c, o, do, hinge)
+        ref = scipy.optimize.minimize_scalar(phi, bounds=(0, 100), method="bounded",
+                                             options={"xatol": 1e-12})
+        assert phi(t) <= ref.fun + 1e-10
+        # and t is stationary, φ′(t) = 0, or t = 0 with φ′(0) ≥ 0 (φ is differentiable)
+        h = 1e-7
+        if t > 0:
+            assert abs((phi(t + h) - phi(t - h)) / (2 * h)) < 1e-5 * (1 + abs(A))
+        else:
+            assert (phi(h) - phi(0)) / h > -1e-5
+
+
+# --------------------------------------------------------------------------- solvers
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("hinge", [True, False])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_newton_and_pcg_reach_the_same_objective(bias, hinge, normalized):
+    K, lap, Y, c, _ = _problem(n=140, normalized=normalized, degree=2, labeled=25)
+    ga, gi = 1e-3, 0.3
+    rn = lapsvm.newton(K, lap, Y, c, ga, gi, bias, hinge)
+    rp = lapsvm.pcg(K, lap, Y, c, ga, gi, bias, hinge, early_stop="none", eps=1e-10,
+                    max_iter=100_000)
+    assert rn.reason == "error vectors unchanged"
+    assert rp.reason == "gradient tolerance"
+    assert rp.objective == pytest.approx(rn.objective, rel=1e-6)
+    # the reported objective is the objective of the returned (α, b)
+    for r in (rn, rp):
+        assert lapsvm.objective(K, lap, Y, c, ga, gi, r.alpha, r.b, hinge) == \
+            pytest.approx(r.objective, rel=1e-10)
+        np.testing.assert_allclose(r.f, K @ r.alpha + r.b, atol=1e-8)
+    if not bias:
+        assert rn.b == 0.0 and rp.b == 0.0
+    # optimality: gradient vanishes
+    g, gb = lapsvm.gradient(K, lap, Y, c, ga, gi, rn.alpha, rn.b, hinge)
+    assert np.abs(g).max() < 1e-8 and (not bias or abs(gb) < 1e-8)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_laprls_direct_equals_dense_closed_form(bias):
+    K, lap, Y, c, _ = _problem(n=110, normalized=True, degree=3, labeled=20)
+    c = (Y != 0).astype(float)
+    ga, gi = 0.01, 0.5
+    n = K.shape[0]
+    J = np.diag(c)
+    Lp = np.linalg.matrix_power(lap.L.toarray(), 3)
+    if bias:  # the bordered system, written from the objective's stationarity conditions
+        M = np.zeros((n + 1, n + 1))
+        M[:n, :n] = J @ K + ga * np.eye(n) + gi * Lp @ K
+        M[:n, n] = J @ np.ones(n) + gi * Lp @ np.ones(n)
+        M[n, :n] = np.ones(n) @ (J @ K + gi * Lp @ K)
+        M[n, n] = np.ones(n) @ J @ np.ones(n) + gi * np.ones(n) @ Lp @ np.ones(n)
+        sol = np.linalg.solve(M, np.concatenate([J @ Y, [np.ones(n) @ J @ Y]]))
+        alpha, b = sol[:n], sol[n]
+    else:
+        alpha, b = np.linalg.solve(J @ K + ga * np.eye(n) + gi * Lp @ K, J @ Y), 0.0
+    r = lapsvm.newton(K, lap, Y, c, ga, gi, bias, hinge=False)
+    assert r.iterations == 1
+    np.testing.assert_allclose(r.alpha, alpha, rtol=1e-8, atol=1e-10)
+    assert r.b == pytest.approx(b, abs=1e-10)
+    rp = lapsvm.pcg(K, lap, Y, c, ga, gi, bias, hinge=False, early_stop="none", eps=1e-11,
+                    max_iter=100_000)
+    np.testing.assert_allclose(rp.f, K @ alpha + b, rtol=1e-6, atol=1e-7)
+
+
+def _usps49():
+    tr = read_dataset(str(shared("bench", "usps49-10", "train.svm")), n_features=256)
+    te = read_dataset(str(shared("bench", "usps49-10", "test.svm")), n_features=256)
+    return tr, te
+
+
+def test_early_stopping_stability_on_usps49():
+    tr, te = _usps49()
+    p = ALGORITHMS["lapsvm"].defaults()
+    p.update(gamma=1.0 / (2 * 9.4 ** 2), neighbors=10, laplacian_degree=2)
+    conv = ALGORITHMS["lapsvm"].fit(tr.X, tr.y, None, {**p, "early_stop": "none",
+                                                       "epsilon": 1e-8})
+    early = ALGORITHMS["lapsvm"].fit(tr.X, tr.y, None, p)
+    it_conv = conv.stats["iterations"][0]
+    it_early = early.stats["iterations"][0]
+    err_conv = 100 * np.mean(conv.predict(te.X) != te.y)
+    err_early = 100 * np.mean(early.predict(te.X) != te.y)
+    assert it_early % lapsvm.check_period(tr.X.shape[0]) == 0
+    assert it_early * 5 <= it_conv, (it_early, it_conv)
+    assert abs(err_early - err_conv) <= 0.5, (err_early, err_conv)
+    assert err_conv < 11.0  # SVMlin's supervised svm: 10.9 % (REFERENCE.md)
+
+
+def test_validation_early_stop_keeps_the_best_check():
+    tr, te = _usps49()
+    p = ALGORITHMS["lapsvm"].defaults()
+    p.update(gamma=1.0 / (2 * 9.4 ** 2), neighbors=10, early_stop="validation")
+    V = (te.X[:100], te.y[:100])
+    m = ALGORITHMS["lapsvm"].fit(tr.X, tr.y, None, p, validation=V)
+    err = np.sum(m.predict(V[0]) != V[1])
+    # every check's validation error, recomputed by running the same PCG step by step
+    K = kernels.gram(m.function.kernel, tr.X)
+    lap, _ = graph.build(tr.X, 10)
+    Kv = kernels.kernel_block(m.function.kernel, V[0], kernels.prepare(tr.X))
+    period = lapsvm.check_period(tr.X.shape[0])
+    errs = []
+    for stop in range(period, m.stats["iterations"][0] + 1, period):
+        r = lapsvm.pcg(K, lap, tr.y, np.ones(tr.y.size), 1e-6, 1.0, early_stop="none",
+                       eps=0.0, max_iter=stop)
+        errs.append(int(np.sum(np.where(Kv @ r.alpha + r.b > 0, 1, -1) != V[1])))
+    assert err == min(errs)
+    assert errs[-1] >= min(errs)  # it stopped because the last check did not improve
+
+
+# --------------------------------------------------------------------------- command line
+
+def test_cli_lapsvm_binary_roundtrip_and_transductive(tmp):
+    train = shared("bench", "usps49-10", "train.svm")
+    model = tmp / "m"
+    r = run("ssl-train", "-a", "lapsvm", "-t", "2", "-g", "0.00566", "-k", "10",
+            "--laplacian-degree", "2", "--gamma-a", "0.01", train, model, "-l", tmp / "u",
+            "--values", check=0)
+    assert "pcg iteration" in r.stderr and "stable predictions" in r.stderr
+    assert "kernel matrix 1296×1296: 12.81 MiB" in r.stderr
+    m = read_model(str(model))
+    assert m.function.kernel == KernelSpec("rbf", 0.00566, 3, 0.0)
+    assert m.params["kernel"] == "rbf" and m.params["early_stop"] == "stability"
+    tr = read_dataset(str(train), n_features=256)
+    unl = tr.X[tr.y == 0]
+    lines = (tmp / "u").read_text().splitlines()
+    assert len(lines) == unl.shape[0]
+    vals = np.array([float(s.split()[1]) for s in lines])
+    # the -l values (solver's own outputs) equal the saved model's out-of-sample values
+    np.testing.assert_allclose(m.decision_function(unl)[:, 0], vals, rtol=1e-9, atol=1e-9)
+    truth = np.loadtxt(shared("bench", "usps49-10", "train.truth"))[tr.y == 0]
+    labels = np.array([int(s.split()[0]) for s in lines])
+    assert np.mean(labels == truth) > 0.9
+    r = run("ssl-predict", shared("bench", "usps49-10", "test.svm"), model, tmp / "p",
+            check=0)
+    acc = float(r.stderr.split("Accuracy = ")[1].split("%")[0])
+    assert acc > 90.0  # SVMlin's supervised svm on this split: 89.12 %
+
+
+def test_cli_multiclass_one_vs_rest(tmp):
+    full = read_dataset(str(shared("datasets", "uspst", "uspst.gz")))
+    rng = np.random.default_rng(0)
+    rows = rng.choice(full.n_rows, 600, replace=False)
+    y = np.where(full.y[rows] == 0, 10, full.y[rows]).astype(int)
+    lab = np.zeros(600, bool)
+    for c in np.unique(y):
+        lab[np.flatnonzero(y == c)[:5]] = True
+    X = full.X[rows]
+    with open(tmp / "train.svm", "w") as f:
+        for i in range(600):
+            row = X[i]
+            feats = " ".join(f"{j + 1}:{v:.17g}" for j, v in zip(row.indices, row.data))
+            f.write(f"{y[i] if lab[i] else 0} {feats}\n")
+    for algo in ("lapsvm", "laprls"):
+        run("ssl-train", "-a", algo, "-g", "0.00566", "-k", "10", tmp / "train.svm",
+            tmp / algo, "-l", tmp / f"{algo}.l", check=0)
+        m = read_model(str(tmp / algo))
+        assert m.labels == list(range(1, 11)) and m.n_functions == 10
+        pred = np.loadtxt(tmp / f"{algo}.l", dtype=int)
+        assert np.mean(pred == y[~lab]) > 0.8
+
+
+def test_cli_usage_errors(tmp):
+    train = SAMPLES / "pcmac.train"
+    r = run("ssl-train", "-a", "lapsvm", "--early-stop", "validation", train, tmp / "m")
+    assert r.returncode == 2 and "--early-stop validation needs --validation FILE" in r.stderr
+    r = run("ssl-train", "-a", "svm", "-k", "5", train, tmp / "m")
+    assert r.returncode == 2 and "option -k/--neighbors is not used by -a svm" in r.stderr
+    r = run("ssl-train", "-a", "svm", "--validation", train, train, tmp / "m")
+    assert r.returncode == 2 and "option --validation is not used by -a svm" in r.stderr
+    r = run("ssl-train", "-a", "lapsvm", "-t", "sigmoid", train, tmp / "m")
+    assert r.returncode == 2 and "linear (0), poly (1), rbf (2)" in r.stderr
+    r = run("ssl-train", "-a", "lapsvm", "--max-memory", "1K", train, tmp / "m")
+    assert r.returncode == 1
+    assert "kernel matrix 500×500 needs 1.91 MiB, above the memory limit of 1.00 KiB" \
+        in r.stderr
+    assert not (tmp / "m").exists()
+    r = run("ssl-train", "-a", "lapsvm", "--max-memory", "lots", train, tmp / "m")
+    assert r.returncode == 2 and "'lots' is not a memory size" in r.stderr
+    # a validation row without a label
+    (tmp / "v.svm").write_text("0 1:1\n")
+    r = run("ssl-train", "-a", "lapsvm", "--early-stop", "validation", "--validation",
+            tmp / "v.svm", train, tmp / "m")
+    assert r.returncode == 1 and "v.svm:1: validation rows must be labeled" in r.stderr
+
+
+def test_cli_cross_validation_works_with_lapsvm():
+    r = run("ssl-train", "-a", "laprls", "-v", "3", "-g", "0.07", "-k", "20",
+            "--laplacian-degree", "3", SAMPLES / "pcmac.train", check=0)
+    acc = float(r.stdout.split("= ")[1].rstrip("%\n"))
+    assert acc > 75.0  # svm on the same folds: 70 %
