@@ -184,14 +184,19 @@ def block_rows_for(m: int, bytes_per_value: int = 8) -> int:
     return max(1, min(8192, BLOCK_BYTES // max(1, m * bytes_per_value)))
 
 
-def kernel_times(spec: KernelSpec, A, Z, C: np.ndarray, block_rows: int | None = None
+def kernel_times(spec: KernelSpec, A, Z, C: np.ndarray, z_sqnorms: np.ndarray | None = None
                  ) -> np.ndarray:
-    """K(A, Z) @ C computed over blocks of rows of A; C has shape (rows of Z, k)."""
+    """K(A, Z) @ C computed over blocks of rows of A; C has shape (rows of Z, k).
+
+    Z may be given already :func:`prepare`d (then it is used as is) with its squared row norms.
+    """
     n = A.shape[0]
     out = np.empty((n, C.shape[1]))
     Zp = prepare(Z)
-    zn = sqnorms(Zp) if spec.name == "rbf" else None
-    b = block_rows or block_rows_for(Z.shape[0])
+    zn = None
+    if spec.name == "rbf":
+        zn = sqnorms(Zp) if z_sqnorms is None else z_sqnorms
+    b = block_rows_for(Z.shape[0])
     for s in range(0, n, b):
         out[s:s + b] = kernel_block(spec, A[s:s + b], Zp, zn) @ C
     return out

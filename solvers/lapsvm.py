@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, prange
 
 from solvers import graph as graph_mod
 from solvers import kernels
@@ -158,6 +158,25 @@ def line_search(A, B, Y, c, o, do, hinge):
 
 # --------------------------------------------------------------------------- solvers
 
+@njit(cache=True, parallel=True)
+def _newton_matrix(indptr, indices, data, B, K, cE, gamma_i, gamma_a, H):
+    """H[:n, :n] = γ_I L B + C_E K + γ_A I, row by row into H (no n×n temporaries).
+
+    (L in CSR; B = L^{p-1} K, so L B = L^p K.)
+    """
+    n = K.shape[0]
+    for i in prange(n):
+        c = cE[i]
+        for j in range(n):
+            H[i, j] = c * K[i, j]
+        for t in range(indptr[i], indptr[i + 1]):
+            v = gamma_i * data[t]
+            r = indices[t]
+            for j in range(n):
+                H[i, j] += v * B[r, j]
+        H[i, i] += gamma_a
+
+
 @dataclass
 class Result:
     alpha: np.ndarray
@@ -182,8 +201,11 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
     """Primal Newton (exact reference, O(n³) per step)."""
     n = K.shape[0]
     nb = n + 1 if bias else n
-    kernels.reserve(8 * nb * nb * (2 if lap.degree > 1 else 1),
+    # the system matrix, plus two n×n intermediates of L^{p-1} K when p > 1
+    kernels.reserve(8 * nb * nb * (3 if lap.degree > 1 else 1),
                     f"{tag}Newton system {nb}×{nb}", memory_limit)
+    B = K if lap.degree == 1 else graph_mod.Laplacian(lap.L, lap.degree - 1).apply(K)
+    L = lap.L
     alpha = np.zeros(n)
     b = 0.0
     Ka = np.zeros(n)
@@ -198,10 +220,7 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
     for it in range(1, max_iter + 1):
         cE = np.where(E, c, 0.0)
         H = np.empty((nb, nb))
-        H[:n, :n] = lap.apply(K)
-        H[:n, :n] *= gamma_i
-        H[:n, :n] += cE[:, None] * K
-        H[np.arange(n), np.arange(n)] += gamma_a
+        _newton_matrix(L.indptr, L.indices, L.data, B, K, cE, gamma_i, gamma_a, H)
         rhs = np.zeros(nb)
         rhs[:n] = cE * Y
         if bias:
@@ -209,9 +228,11 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
             H[n, :n] = H[:n, :n].sum(axis=0) - gamma_a
             H[n, n] = cE.sum() + gamma_i * ones_L.sum()
             rhs[n] = float(cE @ Y)
-        sol = scipy.linalg.solve(H, rhs, overwrite_a=True, overwrite_b=True,
-                                 check_finite=False)
-        del H
+        # LU in place: H is C-ordered, so factor Hᵀ (Fortran order, same memory) and solve
+        # the transposed system
+        lu, piv = scipy.linalg.lu_factor(H.T, overwrite_a=True, check_finite=False)
+        sol = scipy.linalg.lu_solve((lu, piv), rhs, trans=1, check_finite=False)
+        del H, lu
         d = sol[:n] - alpha
         db = sol[n] - b if bias else 0.0
         Kd = K @ d

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.kernels import KernelSpec, kernel_times
+from solvers.kernels import KernelSpec, kernel_times, prepare, sqnorms
 
 
 @dataclass
@@ -38,8 +38,15 @@ class KernelExpansion:
     coef: np.ndarray  # (m, k)
     b: np.ndarray  # (k,)
 
+    _prepared: object = field(default=None, repr=False, compare=False)
+
     def decision(self, X) -> np.ndarray:
-        return kernel_times(self.kernel, X, self.rows, self.coef) + self.b
+        """Σ_i K(x, z_i) coef_i + b, computed in blocks of rows of X."""
+        if self._prepared is None:  # once per model, not once per prediction chunk
+            Z = prepare(self.rows)
+            self._prepared = (Z, sqnorms(Z) if self.kernel.name == "rbf" else None)
+        Z, zn = self._prepared
+        return kernel_times(self.kernel, X, Z, self.coef, zn) + self.b
 
 
 @dataclass

@@ -49,11 +49,14 @@ ALGORITHMS: dict[str, Algorithm] = {
                   s3vm.PARAMS["tsvm"], s3vm.fit_tsvm, uses_unlabeled=True, svmlin_code=2),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
                   s3vm.PARAMS["da"], s3vm.fit_da, uses_unlabeled=True, svmlin_code=3),
-        Algorithm("lapsvm", "Laplacian SVM (squared hinge) in the primal: kNN graph, kernel, "
-                  "PCG with early stopping or Newton (Melacci & Belkin)",
+        Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
+                  "1/2 [Σ_labeled c·max(0, 1 - y f)² + γ_A αᵀKα + γ_I fᵀL^p f] over f = Kα "
+                  "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "
+                  "convention); PCG with early stopping or Newton",
                   lapsvm.PARAMS["lapsvm"], lapsvm.fit_lapsvm, uses_unlabeled=True,
                   run_options=("validation", "max_memory")),
-        Algorithm("laprls", "Laplacian regularised least squares: direct solve or PCG",
+        Algorithm("laprls", "Laplacian RLS: as lapsvm with the squared loss (y - f)² on the "
+                  "labeled rows; direct solve or PCG",
                   lapsvm.PARAMS["laprls"], lapsvm.fit_laprls, uses_unlabeled=True,
                   run_options=("validation", "max_memory")),
     )

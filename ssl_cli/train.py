@@ -56,9 +56,12 @@ def _param_options() -> list[click.Option]:
         algos = ", ".join(a.name for a, _ in uses)
         if len({(q.help, repr(q.default)) for _, q in uses}) == 1:
             text = f"{p.help}. Range {p.range_text()}, default {_fmt(p.default)} [{algos}]"
-        else:  # the solvers give it different meanings or defaults: say each
+        elif len({q.range_text() for _, q in uses}) == 1:  # meanings or defaults differ
             text = f"Range {p.range_text()}. " + "; ".join(
                 f"{a.name}: {q.help}, default {_fmt(q.default)}" for a, q in uses)
+        else:
+            text = "; ".join(f"{a.name}: {q.help}; {q.range_text()}, default "
+                             f"{_fmt(q.default)}" for a, q in uses)
         opts.append(click.Option(
             [*p.flags, f"p_{name}"], default=None, metavar=p.metavar or p.type.__name__.upper(),
             help=text))
