@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling clean
+.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,7 @@ test: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench
 
-bench: bench-svm bench-predict bench-s3vm bench-scaling
+bench: bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm
 
 bench-svm: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_svm.py
@@ -54,6 +54,10 @@ bench-s3vm: $(VENV)/.installed-test
 
 bench-scaling: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_s3vm_scaling.py
+
+bench-lapsvm: $(VENV)/.installed-test
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_lapsvm.py table4
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_lapsvm.py table3
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

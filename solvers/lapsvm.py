@@ -21,7 +21,8 @@ Solvers:
 * Early stopping for PCG (the paper's point): every ⌈√n/2⌉ iterations, ``stability`` stops when
   fewer than 1.5 % of the unlabeled rows' predicted signs changed since the last check;
   ``validation`` stops when the error on a labeled validation set did not drop by at least one
-  row (and keeps the best solution seen); ``mixed`` stops when both hold; ``none`` runs until
+  row since the best check (and keeps the best check's solution; the first check is always the
+  best so far); ``mixed`` stops when both hold; ``none`` runs until
   ``sqrt(gᵀ M⁻¹ g / g₀ᵀ M⁻¹ g₀) ≤ ε``.
 """
 
@@ -290,10 +291,10 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
     rho0 = rho
     d, db, Kd = -r, -gb, -q
     signs = np.where(f[unl] > 0, 1, -1)
+    # the first check always becomes the best: α = 0 predicts one class everywhere, and with
+    # few positives (one-vs-rest) it can look good on a small validation set
     val_best = None
-    if validation is not None:
-        val_best = _val_errors(validation, alpha, b)
-        best = (alpha.copy(), b, f.copy(), 0)
+    best = None
     trace = []
     reason = "iteration limit"
     t0 = time.perf_counter()
@@ -337,7 +338,7 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
         val_text = ""
         if validation is not None:
             errs = _val_errors(validation, alpha, b)
-            improved = errs < val_best
+            improved = val_best is None or errs < val_best
             if improved:
                 val_best = errs
                 best = (alpha.copy(), b, f.copy(), it)
@@ -356,7 +357,7 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
         if math.sqrt(max(rho, 0.0) / rho0) <= 1e-14:  # converged before any stop fired
             reason = "gradient vanished"
             break
-    if validation is not None and early_stop in ("validation", "mixed") and best[3] != it:
+    if best is not None and early_stop in ("validation", "mixed") and best[3] != it:
         alpha, b, f, at = best
         reason += f"; kept iteration {at}, the best on validation"
         Ka = f - b
