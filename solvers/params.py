@@ -32,6 +32,7 @@ class Param:
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
     aliases: tuple[tuple[str, str], ...] = ()  # other spellings of choices, e.g. ("2", "rbf")
+    validate: object = None  # for str parameters: callable raising ValueError if invalid
 
     def with_default(self, default, help: str | None = None) -> Param:
         return replace(self, default=default, help=help or self.help)
@@ -57,6 +58,8 @@ class Param:
             v = dict(self.aliases).get(str(value), str(value))
             if self.choices and v not in self.choices:
                 raise ValueError(f"{self.option} must be {self.range_text()} (got '{v}')")
+            if self.validate is not None:
+                self.validate(v)
             return v
         try:
             if self.type is int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solvers import lapsvm, linear, s3vm
+from solvers import lapsvm, linear, s3vm, usmo
 from solvers.params import Param
 
 
@@ -28,8 +28,10 @@ class Algorithm:
     uses_unlabeled: bool
     svmlin_code: int | None = None  # SVMlin's -A number
     # keyword arguments fit() also takes: "validation" = (X, y) of a labeled validation file,
-    # "max_memory" = bytes allowed for n×n matrices
+    # "max_memory" = bytes allowed for n×n matrices, "negatives_as_unlabeled" = bool
     run_options: tuple[str, ...] = ()
+    # learns from labeled positives (+1) and unlabeled rows (0) only
+    positive_unlabeled: bool = False
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -59,6 +61,11 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "labeled rows; direct solve or PCG",
                   lapsvm.PARAMS["laprls"], lapsvm.fit_laprls, uses_unlabeled=True,
                   run_options=("validation", "max_memory")),
+        Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss by SMO (Sansone et "
+                  "al. 2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "
+                  "convex dual, memory linear in the rows",
+                  usmo.PARAMS, usmo.fit_usmo, uses_unlabeled=True,
+                  run_options=("negatives_as_unlabeled",), positive_unlabeled=True),
     )
 }
 

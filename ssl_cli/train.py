@@ -136,6 +136,26 @@ def _run_options(ctx, algo, validation_file, max_memory) -> dict:
     return run
 
 
+def _check_pu_labels(path, data, negatives_as_unlabeled, log) -> None:
+    """Positive-unlabeled input: +1 and 0 only; -1 becomes 0 with --negatives-as-unlabeled."""
+    neg = data.y == -1
+    other = np.flatnonzero((data.y != 1) & (data.y != 0) & ~neg)
+    if other.size:
+        raise DataError(path, f"label {data.y[other[0]]:g}: positive-unlabeled learning takes "
+                        "+1 (labeled positive) and 0 (unlabeled)", int(data.lines[other[0]]))
+    if neg.any():
+        if not negatives_as_unlabeled:
+            first = np.flatnonzero(neg)[0]
+            raise DataError(path, "label -1: positive-unlabeled learning takes +1 (labeled "
+                            "positive) and 0 (unlabeled); add --negatives-as-unlabeled to "
+                            "treat -1 rows as unlabeled", int(data.lines[first]))
+        data.y[neg] = 0.0
+        log.warning("treating %d rows labeled -1 as unlabeled (--negatives-as-unlabeled)",
+                    int(neg.sum()))
+    if not np.any(data.y == 1):
+        raise DataError(path, "no labeled positive rows (label +1)")
+
+
 def _read_validation(path, zero_based, n_features, classes):
     data = read_dataset(path, zero_based=zero_based, n_features=n_features)
     if np.any(data.y == 0):
@@ -182,6 +202,9 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
 @click.option("--validation", "validation_file", default=None, metavar="FILE",
               help="labeled validation rows for early stopping (--early-stop validation or "
                    "mixed) [lapsvm, laprls]")
+@click.option("--negatives-as-unlabeled", is_flag=True,
+              help="treat rows labeled -1 as unlabeled (and say so) [usmo]; without it a -1 "
+                   "row is an error")
 @click.option("--max-memory", default=None, metavar="SIZE",
               help="memory allowed for n×n matrices (kernel, Newton system), e.g. 500M, 12G; "
                    "plain numbers are MiB [default: half the RAM] [lapsvm, laprls]")
@@ -189,12 +212,20 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, labels_file,
-           unlabeled_file, transductive_file, values, validation_file, max_memory, quiet,
-           verbose, **kwargs):
+           unlabeled_file, transductive_file, values, validation_file, negatives_as_unlabeled,
+           max_memory, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
     run = _run_options(ctx, algo, validation_file, max_memory)
+    if negatives_as_unlabeled:
+        if "negatives_as_unlabeled" not in algo.run_options:
+            raise click.UsageError(f"option --negatives-as-unlabeled is not used by -a "
+                                   f"{algo.name} (it is used by: usmo)", ctx)
+    if folds is not None and algo.positive_unlabeled:
+        raise click.UsageError(f"-v measures accuracy on held-out labeled rows, which are all "
+                               f"positive for {algo.name}; tune it with a PU metric instead",
+                               ctx)
     if folds is not None and folds < 2:
         raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
                                  param_hint="'-v'")
@@ -220,6 +251,8 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
         extra = read_dataset(unlabeled_file, zero_based=zero_based)
         log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
         data = stack_unlabeled(data, extra)
+    if algo.positive_unlabeled:
+        _check_pu_labels(train, data, negatives_as_unlabeled, log)
     labeled = data.y != 0
     n_lab = int(labeled.sum())
     if n_lab == 0:
@@ -230,7 +263,7 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
                  data.n_rows - n_lab, algo.name)
         data = data.subset(np.flatnonzero(labeled))
     classes = class_labels(data.y)
-    if len(classes) < 2:
+    if len(classes) < 2 and not algo.positive_unlabeled:
         hint = "; for positive-unlabeled data use -a usmo" if "usmo" in ALGORITHMS else ""
         raise DataError(train, f"only one class ({classes[0]}) among the labeled rows; "
                         f"{algo.name} needs two{hint}")
@@ -254,6 +287,8 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
         run["validation"] = _read_validation(run["validation"], zero_based, data.X.shape[1],
                                              classes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
+    if negatives_as_unlabeled:
+        run["negatives_as_unlabeled"] = True
     m = algo.fit(data.X, data.y, data.cost, params, **run)
     write_model(m, model)
     if transductive_file is not None:

@@ -1,0 +1,190 @@
+"""USMO benchmarks (issue 5): the Table III protocol, and time / memory against an exact QP.
+
+    python bench/bench_usmo.py table3            # F-measure per set and λ, both scalings
+    python bench/bench_usmo.py scaling [SET ...] # time and peak RSS vs n, USMO and OSQP
+    python bench/bench_usmo.py one SET KERNEL N SOLVER   # one run (used by scaling)
+
+Scaling protocol (the paper's Figures 4-7): 100 labeled positives, N unlabeled rows drawn at
+random from the rest, features min-max scaled to [0, 1], λ = 0.01, rbf γ = 0.5 (σ = 1), true
+prior of the unlabeled rows, τ = 1e-3; each run in its own process (peak RSS is that run's).
+OSQP gets the dual as a sparse QP with the dense K_UU block (eps 1e-6); it stops being run
+once its n² kernel would pass 1 GiB (n ≈ 11.5K).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import usmo_protocol as UP  # noqa: E402
+
+from formats.svmlight import read_dataset  # noqa: E402
+from solvers import kernels, usmo  # noqa: E402
+from solvers.kernels import KernelSpec  # noqa: E402
+
+SCALING_SETS = ("bank-marketing", "shuttle", "mnist", "a9a")
+SIZES = (1000, 2000, 5000, 10000, 20000, 50000)
+QUICK_SETS = ("bank-marketing", "shuttle")
+QP_MAX_BYTES = 1 << 30
+
+
+def _minmax(X):
+    A = X.toarray()
+    lo, hi = A.min(axis=0), A.max(axis=0)
+    return sp.csr_matrix((A - lo) / np.where(hi > lo, hi - lo, 1.0))
+
+
+def load_big(name):
+    ds = UP.SHARED / "datasets"
+    if name == "bank-marketing":
+        d = read_dataset(str(ds / "bank-marketing" / "bank-full"))
+        return _minmax(d.X), d.y
+    if name == "shuttle":  # class 1 against the rest
+        d = read_dataset(str(ds / "shuttle" / "shuttle"))
+        return _minmax(d.X), np.where(d.y == 1, 1.0, -1.0)
+    if name == "mnist":  # digit 0 against the rest, pixels / 255
+        d = read_dataset(str(ds / "mnist" / "mnist.gz"), n_features=784)
+        return d.X / 255.0, np.where(d.y == 0, 1.0, -1.0)
+    d = read_dataset(str(ds / "a9a" / "a9a"), n_features=123)
+    return d.X, d.y
+
+
+def one(name, kernel, n, solver) -> dict:
+    X, y = load_big(name)
+    rng = np.random.default_rng(0)
+    pos = np.flatnonzero(y > 0)
+    P = rng.choice(pos, 100, replace=False)
+    rest = np.setdiff1d(np.arange(y.size), P)
+    if n > rest.size:
+        return {"skipped": f"only {rest.size} rows"}
+    U = rng.choice(rest, n, replace=False)
+    rows = np.concatenate([P, U])
+    Xr = sp.csr_matrix(X[rows])
+    yy = np.concatenate([np.ones(100), np.zeros(n)])
+    prior = float(np.mean(y[U] > 0))
+    spec = KernelSpec(kernel, 0.5)
+    lam = 0.01
+    if solver == "usmo":  # load (or compile, on the very first run) the numba code untimed
+        usmo.usmo(Xr[:120], yy[:120], lam, prior, spec)
+    t0 = time.perf_counter()
+    if solver == "usmo":
+        r = usmo.usmo(Xr, yy, lam, prior, spec, tau=1e-3, cache_mb=1000)
+        obj = r.objective
+        f = r.g + r.beta
+    else:
+        import osqp
+        c1, c2 = prior / (2 * lam * 100), 1.0 / (2 * lam * n)
+        Xu = Xr[100:]
+        Kuu = kernels.gram(spec, Xu, QP_MAX_BYTES)
+        h = kernels.kernel_times(spec, Xu, Xr[:100], np.ones((100, 1)))[:, 0]
+        Iu = sp.identity(n, format="csc")
+        Pm = sp.block_diag([sp.csc_matrix(np.triu(Kuu)), sp.csc_matrix((n, n))], format="csc")
+        del Kuu
+        A = sp.vstack([sp.hstack([sp.csc_matrix(np.ones((1, n))), sp.csc_matrix((1, n))]),
+                       sp.hstack([-Iu, -Iu]), sp.hstack([Iu, -Iu]),
+                       sp.hstack([Iu, sp.csc_matrix((n, n))])], format="csc")
+        lo = np.concatenate([[c1 * 100], np.full(2 * n, -np.inf), np.zeros(n)])
+        hi = np.concatenate([[c1 * 100], np.zeros(n), np.full(n, c2), np.full(n, c2)])
+        q = np.concatenate([-c1 * h, np.ones(n)])
+        m = osqp.OSQP()
+        m.setup(Pm, q, A, lo, hi, verbose=False, eps_abs=1e-6, eps_rel=1e-6, max_iter=200000)
+        res = m.solve()
+        spp = float(kernels.kernel_times(spec, Xr[:100], Xr[:100], np.ones((100, 1))).sum())
+        obj = float(res.info.obj_val) + 0.5 * c1 * c1 * spp
+        f = None
+    secs = time.perf_counter() - t0
+    out = {"secs": secs, "objective": obj,
+           "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+    if f is not None:
+        pred = np.where(f > 0, 1.0, -1.0)
+        out["f"] = UP.f_measure(pred, y[U])
+    return out
+
+
+def scaling(names, kernels_=("linear", "rbf")) -> None:
+    print("| set | kernel | n | USMO s | USMO RSS MB | OSQP s | OSQP RSS MB | OSQP/USMO | "
+          "objective rel. diff | F (USMO) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        for kern in kernels_:
+            for n in SIZES:
+                res = {}
+                for solver in ("usmo", "osqp"):
+                    if solver == "osqp" and 8 * n * n > QP_MAX_BYTES:
+                        res[solver] = None
+                        continue
+                    p = subprocess.run([sys.executable, __file__, "one", name, kern, str(n),
+                                        solver], capture_output=True, text=True)
+                    res[solver] = json.loads(p.stdout) if p.returncode == 0 else \
+                        {"error": p.stderr.strip().splitlines()[-1:]}
+                u, q = res["usmo"], res["osqp"]
+                if "skipped" in u:
+                    continue
+                qs = "—" if q is None or "secs" not in q else f"{q['secs']:.2f}"
+                qm = "—" if q is None or "secs" not in q else f"{q['rss_mb']:.0f}"
+                ratio = "—" if q is None or "secs" not in q else f"{q['secs'] / u['secs']:.1f}×"
+                diff = "—" if q is None or "secs" not in q else \
+                    f"{(u['objective'] - q['objective']) / abs(q['objective']):.1e}"
+                print(f"| {name} | {kern} | {n} | {u['secs']:.2f} | {u['rss_mb']:.0f} | {qs} | "
+                      f"{qm} | {ratio} | {diff} | {100 * u['f']:.1f} |", flush=True)
+
+
+def table3() -> None:
+    for scaling_ in ("01", "raw"):
+        print(f"\nfeatures: {'min-max [0, 1]' if scaling_ == '01' else 'raw'}")
+        print("| set | F(+1) at λ = 1e-4 / 1e-3 / 1e-2 / 0.1 | F(minority class) | paper |")
+        print("|---|---|---|---|")
+        allp, allm = [], []
+        for name in UP.SETS:
+            X, y = UP.load(name, scaling_)
+            yy = UP.pu_split(y)
+            unl = yy == 0
+            prior = float(np.mean(y[unl] > 0))
+            minority = 1.0 if np.mean(y > 0) < 0.5 else -1.0
+            fp, fm = [], []
+            for lam in UP.LAMBDAS:
+                r = usmo.usmo(X, yy, lam, prior, KernelSpec("linear"), tau=1e-3,
+                              max_iter=300_000)
+                pred = np.where(r.g + r.beta > 0, 1.0, -1.0)
+                mark = "" if r.converged else "*"
+                fp.append(f"{100 * UP.f_measure(pred, y[unl]):.1f}{mark}")
+                fm.append(f"{100 * UP.f_measure(pred, y[unl], minority):.1f}{mark}")
+                allp.append((name, lam, UP.f_measure(pred, y[unl])))
+                allm.append((name, lam, UP.f_measure(pred, y[unl], minority)))
+            print(f"| {name} | {' / '.join(fp)} | {' / '.join(fm)} | "
+                  f"{' / '.join(map(str, UP.PAPER[name]))} |", flush=True)
+        for label, rows in (("F(+1)", allp), ("F(minority)", allm)):
+            avg = [100 * np.mean([f for _, lam_, f in rows if lam_ == lam])
+                   for lam in UP.LAMBDAS]
+            print(f"average {label} over our {len(UP.SETS)} sets: "
+                  f"{' / '.join(f'{v:.1f}' for v in avg)}  (paper, 12 sets: "
+                  f"{' / '.join(map(str, UP.PAPER_AVERAGE))})")
+        print("(* = stopped at 300000 pair steps before τ-optimality)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=("table3", "scaling", "one"))
+    ap.add_argument("args", nargs="*")
+    a = ap.parse_args(argv)
+    if a.what == "table3":
+        table3()
+    elif a.what == "scaling":
+        scaling(a.args or SCALING_SETS)
+    else:
+        name, kern, n, solver = a.args
+        print(json.dumps(one(name, kern, int(n), solver)))
+
+
+if __name__ == "__main__":
+    main()

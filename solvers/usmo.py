@@ -1,0 +1,613 @@
+"""Positive–unlabeled learning with the double hinge loss: USMO (ALGORITHMS.md §4; Sansone et
+al. 2016).
+
+Data: p labeled positives (label +1) and n unlabeled rows (label 0), class prior π = the
+positive fraction of the unlabeled rows. With ``c1 = π/(2λp)`` and ``c2 = 1/(2λn)`` the dual
+over the unlabeled variables σ ∈ [0, c2]^n is
+
+    min_σ  D(σ) = 1/2 aᵀKa + Σ_u V(σ_u)   s.t.  Σ_u σ_u = c1·p,   a = [c1·1_p ; −σ]
+
+with ``V(s) = max(−s, s − c2)`` (V-shaped, kink at c2/2), and ``f(x) = Σ_i a_i k(x, x_i) + β``.
+
+Solver: SMO on pairs (σ_i + t, σ_j − t) with the exact minimiser of the 1-D convex piecewise
+quadratic (kinks where σ_i or σ_j cross c2/2, ends at the bounds), the pair chosen as the
+maximal violating pair under one-sided derivatives (increase: −g_i + V′₊(σ_i), decrease:
+−g_j + V′₋(σ_j), g = Ka on the unlabeled rows); stop when the violation is ≤ τ. The gradient g
+is kept for every unlabeled row and updated with two kernel rows per step, the rows held in an
+LRU cache bounded in MB; with the linear kernel w is kept explicitly instead (no cache, CSR).
+Nothing n×n is ever stored. β: average of ∓1 − g_u over the free variables, or the midpoint of
+the interval the KKT conditions allow when none is free.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+from solvers import kernels
+from solvers.errors import ProblemError
+from solvers.kernels import KernelSpec
+from solvers.models import KernelExpansion, LinearFunctions, Model
+from solvers.params import COEF0, DEGREE, GAMMA, KERNEL, LAMBDA, MAX_ITER, Param
+
+log = logging.getLogger("ssl.solver.usmo")
+
+KIND = {"linear": 0, "poly": 1, "rbf": 2}
+CHUNK = 2000  # iterations between progress checks
+PARALLEL_NNZ = 200_000
+
+
+# --------------------------------------------------------------------------- numba kernels
+
+@njit(cache=True)
+def _kval(kind, s, ni, nu, gamma, coef0, degree):
+    if kind == 0:
+        return s
+    if kind == 1:
+        return (gamma * s + coef0) ** degree
+    d = ni + nu - 2.0 * s
+    if d < 0.0:
+        d = 0.0
+    return math.exp(-gamma * d)
+
+
+@njit(cache=True)
+def _krow_block(ni, indptr, indices, data, sqn, rows, kind, gamma, coef0, degree, buf, out,
+                lo, hi):
+    for k in range(lo, hi):
+        u = rows[k]
+        s = 0.0
+        for t in range(indptr[u], indptr[u + 1]):
+            s += data[t] * buf[indices[t]]
+        out[k] = _kval(kind, s, ni, sqn[u], gamma, coef0, degree)
+
+
+@njit(cache=True, parallel=True)
+def _krow_par(ni, indptr, indices, data, sqn, rows, kind, gamma, coef0, degree, buf, out, nb):
+    step = (rows.size + nb - 1) // nb
+    for b in prange(nb):
+        _krow_block(ni, indptr, indices, data, sqn, rows, kind, gamma, coef0, degree, buf, out,
+                    b * step, min(rows.size, (b + 1) * step))
+
+
+@njit(cache=True)
+def _kernel_row(i, indptr, indices, data, sqn, rows, kind, gamma, coef0, degree, buf, out):
+    """out[k] = K(x_i, x_rows[k]); buf is a zeroed dense work vector (left zeroed)."""
+    for t in range(indptr[i], indptr[i + 1]):
+        buf[indices[t]] = data[t]
+    if indptr[-1] < PARALLEL_NNZ:
+        _krow_block(sqn[i], indptr, indices, data, sqn, rows, kind, gamma, coef0, degree, buf,
+                    out, 0, rows.size)
+    else:
+        _krow_par(sqn[i], indptr, indices, data, sqn, rows, kind, gamma, coef0, degree, buf,
+                  out, 8)
+    for t in range(indptr[i], indptr[i + 1]):
+        buf[indices[t]] = 0.0
+
+
+@njit(cache=True)
+def _vfun(s, c2):
+    return max(-s, s - c2)
+
+
+@njit(cache=True)
+def pair_step(si, sj, gi, gj, eta, c2):
+    """Exact minimiser of φ(t) = (g_j − g_i) t + η t²/2 + V(σ_i + t) + V(σ_j − t) over the
+    feasible t; returns the new (σ_i, σ_j) with Σ kept and kinks / bounds hit exactly."""
+    s = si + sj
+    lo = max(-si, sj - c2)
+    hi = min(c2 - si, sj)
+    if hi <= lo:
+        return si, sj
+    half = 0.5 * c2
+    pts = np.empty(4)
+    kinds = np.empty(4, np.int64)  # 0 lo, 1 hi, 2 σ_i at kink, 3 σ_j at kink
+    m = 0
+    pts[m] = lo
+    kinds[m] = 0
+    m += 1
+    k1 = half - si
+    k2 = sj - half
+    if lo < k1 < hi:
+        pts[m] = k1
+        kinds[m] = 2
+        m += 1
+    if lo < k2 < hi:
+        pts[m] = k2
+        kinds[m] = 3
+        m += 1
+    pts[m] = hi
+    kinds[m] = 1
+    m += 1
+    order = np.argsort(pts[:m])
+    lin = gj - gi
+    best_t = 0.0
+    best_v = np.inf
+    best_kind = -1
+    for a in range(m):
+        t = pts[order[a]]
+        v = lin * t + 0.5 * eta * t * t + _vfun(si + t, c2) + _vfun(sj - t, c2)
+        if v < best_v:
+            best_v, best_t, best_kind = v, t, kinds[order[a]]
+        if a + 1 < m and eta > 0.0:
+            ta = t
+            tb = pts[order[a + 1]]
+            mid = 0.5 * (ta + tb)
+            slope_i = -1.0 if si + mid < half else 1.0
+            slope_j = 1.0 if sj - mid < half else -1.0
+            tt = -(lin + slope_i + slope_j) / eta
+            if ta < tt < tb:
+                v = lin * tt + 0.5 * eta * tt * tt + _vfun(si + tt, c2) + _vfun(sj - tt, c2)
+                if v < best_v:
+                    best_v, best_t, best_kind = v, tt, 4
+    if best_kind == 0:
+        if -si >= sj - c2:
+            return 0.0, s
+        return s - c2, c2
+    if best_kind == 1:
+        if c2 - si <= sj:
+            return c2, s - c2
+        return s, 0.0
+    if best_kind == 2:
+        return half, s - half
+    if best_kind == 3:
+        return s - half, half
+    ni = si + best_t
+    return ni, s - ni
+
+
+@njit(cache=True)
+def select_pair(sig, g, c2):
+    """Maximal violating pair: (i to increase, j to decrease, violation)."""
+    half = 0.5 * c2
+    amin = np.inf
+    bmax = -np.inf
+    ia = -1
+    jb = -1
+    for u in range(sig.size):
+        s = sig[u]
+        if s < c2:
+            a = -g[u] + (-1.0 if s < half else 1.0)
+            if a < amin:
+                amin = a
+                ia = u
+        if s > 0.0:
+            b = -g[u] + (-1.0 if s <= half else 1.0)
+            if b > bmax:
+                bmax = b
+                jb = u
+    return ia, jb, bmax - amin
+
+
+@njit(cache=True)
+def select_partner(i, sig, g, c2, Ki, kdiag):
+    """Partner j of the maximal violator i (LIBSVM's second-order rule, Fan et al. 2005):
+    among the rows whose decrease violates with i, the largest (B_j − A_i)² / η_ij."""
+    half = 0.5 * c2
+    ai = -g[i] + (-1.0 if sig[i] < half else 1.0)
+    best = -1.0
+    jb = -1
+    for u in range(sig.size):
+        s = sig[u]
+        if s <= 0.0 or u == i:
+            continue
+        b = -g[u] + (-1.0 if s <= half else 1.0) - ai
+        if b <= 0.0:
+            continue
+        eta = kdiag[i] + kdiag[u] - 2.0 * Ki[u]
+        if eta <= 1e-12:
+            eta = 1e-12
+        gain = b * b / eta
+        if gain > best:
+            best = gain
+            jb = u
+    return jb
+
+
+@njit(cache=True)
+def _get_row(u, slot_of, owner, stamp, rows_mem, clock, indptr, indices, data, sqn, urows,
+             kind, gamma, coef0, degree, buf, stats):
+    """Kernel row of unlabeled variable u over all unlabeled rows, through the LRU cache."""
+    s = slot_of[u]
+    if s >= 0:
+        stats[0] += 1
+        stamp[s] = clock
+        return s
+    stats[1] += 1
+    s = 0
+    for k in range(owner.size):  # free slot, else least recently used
+        if owner[k] < 0:
+            s = k
+            break
+        if stamp[k] < stamp[s]:
+            s = k
+    if owner[s] >= 0:
+        slot_of[owner[s]] = -1
+    owner[s] = u
+    slot_of[u] = s
+    stamp[s] = clock
+    _kernel_row(urows[u], indptr, indices, data, sqn, urows, kind, gamma, coef0, degree, buf,
+                rows_mem[s])
+    return s
+
+
+@njit(cache=True)
+def _smo_kernel(sig, g, kdiag, c2, tau, max_iter, slot_of, owner, stamp, rows_mem, clock0,
+                indptr, indices, data, sqn, urows, kind, gamma, coef0, degree, buf, stats):
+    """Up to max_iter pair steps; returns (iterations, last violation, clock)."""
+    clock = clock0
+    viol = np.inf
+    for it in range(max_iter):
+        i, j, viol = select_pair(sig, g, c2)
+        if viol <= tau or i < 0 or j < 0 or i == j:
+            return it, viol, clock
+        clock += 1
+        si_ = _get_row(i, slot_of, owner, stamp, rows_mem, clock, indptr, indices, data, sqn,
+                       urows, kind, gamma, coef0, degree, buf, stats)
+        Ki = rows_mem[si_]
+        j = select_partner(i, sig, g, c2, Ki, kdiag)
+        sj_ = _get_row(j, slot_of, owner, stamp, rows_mem, clock, indptr, indices, data, sqn,
+                       urows, kind, gamma, coef0, degree, buf, stats)
+        Ki = rows_mem[si_]  # the slot may not move, but re-read after the second fetch
+        Kj = rows_mem[sj_]
+        eta = kdiag[i] + kdiag[j] - 2.0 * Ki[j]
+        ni, nj = pair_step(sig[i], sig[j], g[i], g[j], max(eta, 0.0), c2)
+        di = ni - sig[i]
+        dj = nj - sig[j]
+        if di == 0.0 and dj == 0.0:
+            return it, viol, clock
+        sig[i] = ni
+        sig[j] = nj
+        for u in range(g.size):
+            g[u] -= di * Ki[u] + dj * Kj[u]
+    return max_iter, viol, clock
+
+
+@njit(cache=True)
+def _xdot_block(indptr, indices, data, urows, w, out, add, lo, hi):
+    for k in range(lo, hi):
+        u = urows[k]
+        s = 0.0
+        for t in range(indptr[u], indptr[u + 1]):
+            s += data[t] * w[indices[t]]
+        out[k] = out[k] + s if add else s
+
+
+@njit(cache=True, parallel=True)
+def _xdot_par(indptr, indices, data, urows, w, out, add, nb):
+    step = (urows.size + nb - 1) // nb
+    for b in prange(nb):
+        _xdot_block(indptr, indices, data, urows, w, out, add, b * step,
+                    min(urows.size, (b + 1) * step))
+
+
+@njit(cache=True)
+def _xdot_all(indptr, indices, data, urows, w, out, add):
+    """out[k] (+)= x_urows[k]·w; threaded only when the rows hold enough values to pay for
+    starting the threads (thousands of calls per second on small sets)."""
+    if indptr[-1] < PARALLEL_NNZ:
+        _xdot_block(indptr, indices, data, urows, w, out, add, 0, urows.size)
+    else:
+        _xdot_par(indptr, indices, data, urows, w, out, add, 8)
+
+
+@njit(cache=True)
+def _smo_linear(sig, g, kdiag, c2, tau, max_iter, indptr, indices, data, urows, w, dw, Ki):
+    """Linear kernel: g_u = x_u·w kept by adding Δw·x_u over all rows after each step."""
+    viol = np.inf
+    for it in range(max_iter):
+        i, j, viol = select_pair(sig, g, c2)
+        if viol <= tau or i < 0 or j < 0 or i == j:
+            return it, viol
+        ri = urows[i]
+        for t in range(indptr[ri], indptr[ri + 1]):  # row i of K: x_i·x_u for every u
+            dw[indices[t]] = data[t]
+        _xdot_all(indptr, indices, data, urows, dw, Ki, False)
+        for t in range(indptr[ri], indptr[ri + 1]):
+            dw[indices[t]] = 0.0
+        j = select_partner(i, sig, g, c2, Ki, kdiag)
+        rj = urows[j]
+        eta = kdiag[i] + kdiag[j] - 2.0 * Ki[j]
+        ni, nj = pair_step(sig[i], sig[j], g[i], g[j], max(eta, 0.0), c2)
+        di = ni - sig[i]
+        dj = nj - sig[j]
+        if di == 0.0 and dj == 0.0:
+            return it, viol
+        sig[i] = ni
+        sig[j] = nj
+        # a_u = −σ_u, so w changes by −di·x_i − dj·x_j
+        for t in range(indptr[ri], indptr[ri + 1]):
+            dw[indices[t]] -= di * data[t]
+        for t in range(indptr[rj], indptr[rj + 1]):
+            dw[indices[t]] -= dj * data[t]
+        _xdot_all(indptr, indices, data, urows, dw, g, True)
+        for t in range(indptr[ri], indptr[ri + 1]):
+            w[indices[t]] += dw[indices[t]]
+            dw[indices[t]] = 0.0
+        for t in range(indptr[rj], indptr[rj + 1]):
+            w[indices[t]] += dw[indices[t]]
+            dw[indices[t]] = 0.0
+    return max_iter, viol
+
+
+# --------------------------------------------------------------------------- driver
+
+@dataclass
+class Result:
+    sigma: np.ndarray  # unlabeled variables
+    g: np.ndarray  # Ka on the unlabeled rows (f without β)
+    beta: float
+    objective: float  # the dual D(σ), constant term included
+    iterations: int
+    violation: float
+    converged: bool
+    c1: float
+    c2: float
+    w: np.ndarray | None  # linear path: the weight vector (f = x·w + β)
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+
+def compute_beta(sig: np.ndarray, g: np.ndarray, c2: float) -> float:
+    """β: mean of −1 − g_u (free, σ_u < c2/2) and 1 − g_u (free, σ_u > c2/2); with no free
+    variable, the midpoint of the interval allowed by the bound and kink conditions."""
+    half = 0.5 * c2
+    free_lo = (sig > 0) & (sig < half)
+    free_hi = (sig > half) & (sig < c2)
+    if free_lo.any() or free_hi.any():
+        vals = np.concatenate([-1.0 - g[free_lo], 1.0 - g[free_hi]])
+        return float(vals.mean())
+    # σ = 0: f ≤ −1 → β ≤ −1 − g; σ = c2: f ≥ 1 → β ≥ 1 − g; σ = c2/2: −1 ≤ f ≤ 1
+    upper = np.concatenate([-1.0 - g[sig == 0], 1.0 - g[sig == half]])
+    lower = np.concatenate([1.0 - g[sig == c2], -1.0 - g[sig == half]])
+    hi = upper.min() if upper.size else np.inf
+    lo = lower.max() if lower.size else -np.inf
+    if np.isfinite(hi) and np.isfinite(lo):
+        return float(0.5 * (lo + hi))
+    return float(hi if np.isfinite(hi) else lo)
+
+
+def kkt_violation(sig: np.ndarray, g: np.ndarray, c2: float) -> float:
+    """max over pairs of (decrease derivative − increase derivative): ≤ τ means τ-optimal."""
+    return float(select_pair(sig, g, c2)[2])
+
+
+def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
+         max_iter: int = 10_000_000, cache_mb: float = 100.0, tag: str = "") -> Result:
+    """Solve the dual for rows X (CSR) with y = +1 (labeled positive) or 0 (unlabeled)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sort_indices()
+    P = np.flatnonzero(y > 0)
+    U = np.flatnonzero(y == 0)
+    p, n = P.size, U.size
+    if p == 0 or n < 2:
+        raise ProblemError(f"usmo needs labeled positives and at least 2 unlabeled rows "
+                           f"(have {p} and {n})")
+    c1 = prior / (2.0 * lam * p)
+    c2 = 1.0 / (2.0 * lam * n)
+    sig = np.full(n, c1 * p / n)  # feasible: c1·p/n = π·c2 ≤ c2
+    t0 = time.perf_counter()
+    Xu = X[U]
+    # g = c1 K_UP 1 − K_UU σ and h = K_UP 1 (the positives' constant part): one pass
+    if spec.name == "linear":
+        sp_ = np.asarray(X[P].sum(axis=0)).ravel()
+        su = np.asarray(Xu.sum(axis=0)).ravel()
+        h = Xu @ sp_
+        kuu1 = Xu @ su
+        spp = float(sp_ @ sp_)
+    else:
+        Xp = kernels.prepare(X[P])
+        h = kernels.kernel_times(spec, Xu, Xp, np.ones((p, 1)))[:, 0]
+        kuu1 = kernels.kernel_times(spec, Xu, kernels.prepare(Xu), np.ones((n, 1)))[:, 0]
+        spp = float(kernels.kernel_times(spec, Xp, Xp, np.ones((p, 1)))[:, 0].sum())
+    g = c1 * h - sig[0] * kuu1
+    sqn = kernels.sqnorms(X)
+    kind = KIND[spec.name]
+    ksq = sqn[U]
+    if spec.name == "linear":
+        kdiag = ksq.copy()
+    elif spec.name == "poly":
+        kdiag = (spec.gamma * ksq + spec.coef0) ** spec.degree
+    else:
+        kdiag = np.ones(n)
+    log.info("%susmo: %d positives, %d unlabeled, prior %.6g, c1 %.6g, c2 %.6g, start-up "
+             "%.2f s", tag, p, n, prior, c1, c2, time.perf_counter() - t0)
+    indptr = X.indptr.astype(np.int64)
+    indices = X.indices.astype(np.int64)
+    data = X.data
+    urows = U.astype(np.int64)
+    buf = np.zeros(X.shape[1])
+    w = None
+    it_total = 0
+    viol = np.inf
+    stats = np.zeros(2, np.int64)
+    if spec.name == "linear":
+        w = c1 * sp_ - sig[0] * su
+        dw = np.zeros(X.shape[1])
+        krow = np.empty(n)
+    else:
+        slots = max(2, min(n, int(cache_mb * 2**20 // (8 * n))))
+        rows_mem = np.empty((slots, n))
+        slot_of = np.full(n, -1, np.int64)
+        owner = np.full(slots, -1, np.int64)
+        stamp = np.zeros(slots, np.int64)
+        clock = 0
+        log.info("%skernel row cache: %d rows of %d (%s)", tag, slots, n,
+                 kernels.human_bytes(rows_mem.nbytes))
+    converged = False
+    while it_total < max_iter:
+        step = min(CHUNK, max_iter - it_total)
+        if w is not None:
+            done, viol = _smo_linear(sig, g, kdiag, c2, tau, step, indptr, indices, data, urows,
+                                     w, dw, krow)
+        else:
+            done, viol, clock = _smo_kernel(sig, g, kdiag, c2, tau, step, slot_of, owner, stamp,
+                                            rows_mem, clock, indptr, indices, data, sqn, urows,
+                                            kind, spec.gamma, spec.coef0, spec.degree, buf,
+                                            stats)
+        it_total += done
+        obj = _dual(sig, g, h, c1, c2, spp)
+        hits = ""
+        if w is None and stats.sum():
+            hits = f", cache hit rate {100.0 * stats[0] / stats.sum():.1f} %"
+        log.info("%susmo iteration %d: max violation %.3g, objective %.10g%s, %.2f s", tag,
+                 it_total, viol, obj, hits, time.perf_counter() - t0)
+        if done < step:
+            converged = viol <= tau
+            break
+    if w is not None:  # refresh g from w: no drift from the incremental updates
+        g = np.zeros(n)
+        _xdot_all(indptr, indices, data, urows, w, g, False)
+    beta = compute_beta(sig, g, c2)
+    obj = _dual(sig, g, h, c1, c2, spp)
+    return Result(sig, g, beta, obj, it_total, float(viol), converged, c1, c2, w,
+                  int(stats[0]), int(stats[1]))
+
+
+def _dual(sig, g, h, c1, c2, spp) -> float:
+    """D(σ) = 1/2 aᵀKa + Σ V(σ_u), with 1/2 aᵀKa = 1/2 c1² 1ᵀK_PP1 − 1/2 c1 σᵀh − 1/2 σᵀg."""
+    quad = 0.5 * c1 * c1 * spp - 0.5 * c1 * float(sig @ h) - 0.5 * float(sig @ g)
+    return quad + float(np.sum(np.maximum(-sig, sig - c2)))
+
+
+# --------------------------------------------------------------------------- class prior
+
+def estimate_prior(X, y, folds: int = 5, seed: int = 0) -> tuple[float, float]:
+    """Elkan & Noto (2008) estimate of the positive fraction of the unlabeled rows.
+
+    A logistic regression g(x) ≈ P(labeled | x) is fitted on labeled positives against the
+    unlabeled rows (features standardised, L2 penalty 1e-4 per row); with ``folds``-fold
+    cross-fitting, c = mean of g over the held-out positives (their estimator e1: c is the
+    probability that a positive is labeled). Then the unlabeled rows hold about p(1/c − 1)
+    positives, so π = p(1/c − 1)/n, clipped to [0.001, 0.999]. Returns (π, c).
+    """
+    import scipy.optimize
+
+    X = sp.csr_matrix(X)
+    s = (y > 0).astype(np.float64)
+    p = int(s.sum())
+    n = int((y == 0).sum())
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+    std = np.sqrt(np.maximum(sq - mean * mean, 0.0))
+    std[std == 0] = 1.0
+    rng = np.random.default_rng(seed)
+    fold = rng.integers(0, folds, y.size)
+    held = np.empty(y.size)
+    for k in range(folds):
+        tr = fold != k
+        Xt = X[tr]
+        st = s[tr]
+        m_tr = float(tr.sum())
+
+        def loss(wb, Xt=Xt, st=st, m=m_tr):
+            w, b = wb[:-1], wb[-1]
+            z = (Xt @ (w / std)) - (mean / std) @ w + b
+            lp = np.logaddexp(0, -z)
+            ln = np.logaddexp(0, z)
+            L = float(np.sum(st * lp + (1 - st) * ln)) + 0.5e-4 * m * float(w @ w)
+            r = -st * (1 / (1 + np.exp(z))) + (1 - st) * (1 / (1 + np.exp(-z)))
+            gw = (Xt.T @ r) / std - (mean / std) * r.sum() + 1e-4 * m * w
+            return L, np.concatenate([gw, [r.sum()]])
+
+        res = scipy.optimize.minimize(loss, np.zeros(X.shape[1] + 1), jac=True,
+                                      method="L-BFGS-B", options={"maxiter": 500})
+        w, b = res.x[:-1], res.x[-1]
+        z = X[~tr] @ (w / std) - (mean / std) @ w + b
+        held[~tr] = 1 / (1 + np.exp(-z))
+    c = float(np.mean(held[s > 0]))
+    c = min(max(c, 1e-6), 1.0)
+    prior = p * (1.0 / c - 1.0) / max(n, 1)
+    return float(min(max(prior, 0.001), 0.999)), c
+
+
+# --------------------------------------------------------------------------- registry glue
+
+PRIOR = Param("prior", ("--prior",), str, "auto",
+              "class prior π: the positive fraction of the unlabeled rows, a number in (0, 1), "
+              "or auto = the Elkan & Noto (2008) estimate from the P and U rows (logistic "
+              "regression of labeled vs unlabeled, c = mean score of held-out positives, "
+              "π = p(1/c - 1)/n), printed", metavar="PI",
+              validate=lambda v: parse_prior(v))
+TAU = Param("epsilon", ("-e", "--epsilon"), float, 1e-3,
+            "τ: stop when no pair violates the optimality conditions by more than τ",
+            low=0.0, low_open=True)
+CACHE = Param("cache_mb", ("-m", "--cache-mb"), float, 100.0,
+              "kernel-row cache size in MB (LIBSVM's -m)", low=1.0)
+PARAMS = (LAMBDA.with_default(1e-2, "regularisation λ: c1 = π/(2λp), c2 = 1/(2λn)"),
+          PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, TAU, CACHE,
+          MAX_ITER.with_default(10_000_000, "maximum number of SMO pair steps"))
+
+
+def parse_prior(v) -> float | None:
+    """None for auto, else a float in (0, 1); ValueError otherwise."""
+    if v is None or str(v) == "auto":
+        return None
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(f"--prior must be a number in (0, 1) or auto (got '{v}')") from None
+    if not 0.0 < x < 1.0:
+        raise ValueError(f"--prior must be in (0, 1) (got {v})")
+    return x
+
+
+def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
+    """Train on +1 (labeled positive) and 0 (unlabeled) rows; see the module docstring."""
+    t0 = time.perf_counter()
+    X = sp.csr_matrix(X)
+    y = np.asarray(y, dtype=np.float64).copy()
+    if negatives_as_unlabeled:
+        y[y < 0] = 0.0
+    bad = np.flatnonzero((y != 0) & (y != 1))
+    if bad.size:
+        raise ProblemError(f"usmo takes labels +1 (labeled positive) and 0 (unlabeled); "
+                           f"found {y[bad[0]]:g} (use --negatives-as-unlabeled to treat -1 "
+                           "rows as unlabeled)")
+    prior = parse_prior(params["prior"])
+    how = 0.0  # 0 = given, 1 = estimated
+    if prior is None:
+        prior, c = estimate_prior(X, y)
+        how = 1.0
+        log.info("usmo: estimated prior π = %.4f (Elkan & Noto; c = %.4f)", prior, c)
+    gamma = params["gamma"]
+    if gamma is None:
+        gamma = 1.0 / max(1, X.shape[1])
+    spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
+                      float(params["coef0"]))
+    r = usmo(X, y, params["lambda"], prior, spec, params["epsilon"], params["max_iter"],
+             params["cache_mb"])
+    if not r.converged:
+        log.warning("usmo stopped at its iteration limit (%d) with violation %.3g > τ = %g",
+                    r.iterations, r.violation, params["epsilon"])
+    log.info("usmo: objective %.10g after %d pair steps (max violation %.3g), β %.6g",
+             r.objective, r.iterations, r.violation, r.beta)
+    P = np.flatnonzero(y > 0)
+    U = np.flatnonzero(y == 0)
+    if r.w is not None:
+        function = LinearFunctions(r.w[:, None], np.array([r.beta]))
+    else:
+        keep = r.sigma != 0
+        rows = sp.vstack([X[P], X[U[keep]]], format="csr")
+        coef = np.concatenate([np.full(P.size, r.c1), -r.sigma[keep]])[:, None]
+        function = KernelExpansion(spec, rows, coef, np.array([r.beta]))
+    model = Model("usmo", [1, -1], X.shape[1], function,
+                  params={p.name: params[p.name] for p in PARAMS})
+    model.stats = {"prior": [prior], "prior_estimated": [how], "objective": [r.objective],
+                   "iterations": [r.iterations], "max_violation": [r.violation],
+                   "n_positive": [int(P.size)], "n_unlabeled": [int(U.size)],
+                   "train_time": [time.perf_counter() - t0]}
+    if r.w is None:
+        model.stats["cache_hits"] = [r.cache_hits]
+        model.stats["cache_misses"] = [r.cache_misses]
+    F = np.zeros((y.size, 1))
+    F[U, 0] = r.g + r.beta
+    F[P, 0] = model.decision_function(X[P])[:, 0]
+    model.train_values = F
+    return model

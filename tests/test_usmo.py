@@ -1,0 +1,227 @@
+"""USMO: positive-unlabeled learning with the double hinge loss (issue 5)."""
+
+import clarabel
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import usmo_protocol as UP
+from conftest import run
+
+from formats.model_file import read_model
+from solvers import kernels, usmo
+from solvers.kernels import KernelSpec
+
+
+def exact_dual(K, P, U, c1, c2):
+    """The dual of ALGORITHMS.md §4 by an interior-point QP (Clarabel), certified solved.
+
+    Variables (σ, ξ) with ξ_u ≥ −σ_u, ξ_u ≥ σ_u − c2 standing for V(σ_u) = max(−σ_u, σ_u − c2).
+    Returns (objective with the constant 1/2 c1² 1ᵀK_PP1, σ).
+    """
+    n = U.size
+    Kuu = K[np.ix_(U, U)]
+    h = K[np.ix_(U, P)].sum(axis=1)
+    spp = K[np.ix_(P, P)].sum()
+    Pm = sp.block_diag([sp.csc_matrix(Kuu), sp.csc_matrix((n, n))], format="csc")
+    q = np.concatenate([-c1 * h, np.ones(n)])
+    Iu = sp.identity(n)
+    Z = sp.csc_matrix((n, n))
+    A = sp.vstack([sp.hstack([sp.csc_matrix(np.ones((1, n))), sp.csc_matrix((1, n))]),
+                   sp.hstack([-Iu, -Iu]), sp.hstack([Iu, -Iu]), sp.hstack([-Iu, Z]),
+                   sp.hstack([Iu, Z])], format="csc")
+    b = np.concatenate([[c1 * P.size], np.zeros(n), np.full(n, c2), np.zeros(n),
+                        np.full(n, c2)])
+    st = clarabel.DefaultSettings()
+    st.verbose = False
+    st.tol_gap_abs = st.tol_gap_rel = st.tol_feas = 1e-12
+    sol = clarabel.DefaultSolver(Pm, q, A, b, [clarabel.ZeroConeT(1),
+                                               clarabel.NonnegativeConeT(4 * n)], st).solve()
+    assert str(sol.status) == "Solved", sol.status
+    return sol.obj_val + 0.5 * c1 * c1 * spp, np.asarray(sol.x[:n])
+
+
+def _problem(seed=0, n=160, d=5, p=25):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.zeros(n)
+    y[:p] = 1
+    X[: n // 3] += 1.2  # the first third is the positive class; p of them labeled
+    return X, y
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("lam", [1e-4, 1e-3, 1e-2, 0.1])
+def test_dual_objective_equals_exact_qp_and_kkt_holds(kernel, lam):
+    X, y = _problem(seed=int(lam * 1e4) % 7)
+    spec = KernelSpec(kernel, 0.2)
+    r = usmo.usmo(sp.csr_matrix(X), y, lam, 0.3, spec, tau=1e-3)
+    assert r.converged
+    K = kernels.gram(spec, X)
+    P, U = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+    opt, _ = exact_dual(K, P, U, r.c1, r.c2)
+    assert r.objective == pytest.approx(opt, rel=1e-4)
+    assert r.objective >= opt - 1e-9 * abs(opt)
+    # the objective reported is the dual at the returned σ, and g is K a on the unlabeled rows
+    a = np.concatenate([np.full(P.size, r.c1), -r.sigma])
+    Ka = K[np.ix_(U, np.concatenate([P, U]))] @ a
+    np.testing.assert_allclose(r.g, Ka, rtol=1e-9, atol=1e-9 * np.abs(Ka).max())
+    full = 0.5 * a @ K[np.ix_(np.concatenate([P, U]), np.concatenate([P, U]))] @ a + \
+        np.sum(np.maximum(-r.sigma, r.sigma - r.c2))
+    assert r.objective == pytest.approx(full, rel=1e-10)
+    # feasibility and τ-optimality at exit
+    assert np.all(r.sigma >= 0) and np.all(r.sigma <= r.c2)
+    assert r.sigma.sum() == pytest.approx(r.c1 * P.size, rel=1e-12)
+    assert usmo.kkt_violation(r.sigma, Ka, r.c2) <= 1e-3 + 1e-9
+
+
+def test_tighter_tolerance_reaches_the_optimum_closer():
+    X, y = _problem(seed=3, n=220)
+    spec = KernelSpec("rbf", 0.5)
+    K = kernels.gram(spec, X)
+    P, U = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+    r = usmo.usmo(sp.csr_matrix(X), y, 0.01, 0.35, spec, tau=1e-7)
+    opt, _ = exact_dual(K, P, U, r.c1, r.c2)
+    assert r.objective == pytest.approx(opt, rel=1e-8, abs=1e-9)
+
+
+def test_pair_step_is_the_exact_minimiser():
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        c2 = rng.uniform(0.1, 2.0)
+        si, sj = rng.uniform(0, c2, 2)
+        if rng.random() < 0.3:
+            si = rng.choice([0.0, c2 / 2, c2])
+        gi, gj = rng.normal(scale=2.0, size=2)
+        eta = rng.choice([0.0, rng.uniform(0.01, 5.0)])
+        ni, nj = usmo.pair_step(si, sj, gi, gj, eta, c2)
+        assert ni + nj == pytest.approx(si + sj, abs=1e-12)
+        assert -1e-15 <= ni <= c2 + 1e-15 and -1e-15 <= nj <= c2 + 1e-15
+        lo, hi = max(-si, sj - c2), min(c2 - si, sj)
+        ts = np.linspace(lo, hi, 20001)
+
+        def phi(t, si=si, sj=sj, gi=gi, gj=gj, eta=eta, c2=c2):
+            return (gj - gi) * t + 0.5 * eta * t * t + np.maximum(-(si + t), si + t - c2) + \
+                np.maximum(-(sj - t), sj - t - c2)
+
+        assert phi(ni - si) <= phi(ts).min() + 1e-12
+
+
+def test_beta_midpoint_when_no_variable_is_free():
+    c2 = 1.0
+    sig = np.array([0.0, 0.0, 1.0, 0.5])
+    g = np.array([-3.0, -2.5, 2.0, 0.2])
+    # σ = 0: β ≤ −1 − g → ≤ 1.5; σ = c2: β ≥ 1 − g = −1; kink: −1.2 ≤ β ≤ 0.8
+    assert usmo.compute_beta(sig, g, c2) == pytest.approx((-1.0 + 0.8) / 2)
+    sig2 = np.array([0.2, 0.7, 0.0])
+    g2 = np.array([-1.5, 0.5, 0.0])
+    assert usmo.compute_beta(sig2, g2, c2) == pytest.approx(np.mean([-1 + 1.5, 1 - 0.5]))
+
+
+def test_dense_sparse_and_linear_paths_agree():
+    X, y = _problem(seed=9, n=180, d=8)
+    X[np.abs(X) < 0.5] = 0.0
+    Xs = sp.csr_matrix(X)
+    lin = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-8)
+    dense = usmo.usmo(X, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-8)
+    # the generic kernel path with a kernel that equals x·z: poly, degree 1, γ 1, coef0 0
+    gen = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("poly", 1.0, 1, 0.0), tau=1e-8)
+    assert lin.w is not None and gen.w is None
+    for r in (dense, gen):
+        assert r.objective == pytest.approx(lin.objective, rel=1e-9)
+        np.testing.assert_allclose(r.g + r.beta, lin.g + lin.beta, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(Xs[y == 0] @ lin.w, lin.g, rtol=1e-9, atol=1e-9)
+
+
+def test_cache_smaller_than_the_problem_gives_the_same_solution():
+    X, y = _problem(seed=2, n=300)
+    spec = KernelSpec("rbf", 0.3)
+    big = usmo.usmo(X, y, 0.01, 0.3, spec, tau=1e-6, cache_mb=100)
+    small = usmo.usmo(X, y, 0.01, 0.3, spec, tau=1e-6, cache_mb=0.005)  # 2 rows
+    assert small.cache_misses > big.cache_misses
+    assert small.objective == pytest.approx(big.objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["heart", "ionosphere", "australian"])
+def test_table3_protocol_f_measure_equals_the_exact_optimum(name):
+    """Table III protocol ([0, 1] features, 20 % of positives labeled, true prior): the
+    F-measure on the unlabeled rows equals the one of the certified exact QP solution (with β
+    from the same KKT rule), at every λ of the paper."""
+    X, y = UP.load(name, "01")
+    yy = UP.pu_split(y)
+    unl = yy == 0
+    prior = float(np.mean(y[unl] > 0))
+    K = X @ X.T
+    K = K.toarray() if sp.issparse(K) else K
+    P, U = np.flatnonzero(yy > 0), np.flatnonzero(unl)
+    for lam in UP.LAMBDAS:
+        r = usmo.usmo(X, yy, lam, prior, KernelSpec("linear"), tau=1e-6)
+        opt, s = exact_dual(K, P, U, r.c1, r.c2)
+        assert r.objective == pytest.approx(opt, rel=1e-4)
+        # F of the QP's σ, its β by the same rule; an interior-point solution is never exactly
+        # at a bound or kink, so values within 1e-6·c2 of one are put on it first
+        s = np.clip(s, 0, r.c2)
+        for v in (0.0, r.c2 / 2, r.c2):
+            s[np.abs(s - v) < 1e-6 * r.c2] = v
+        gq = K[np.ix_(U, P)].sum(axis=1) * r.c1 - K[np.ix_(U, U)] @ s
+        bq = usmo.compute_beta(s, gq, r.c2)
+        fq = UP.f_measure(np.where(gq + bq > 0, 1.0, -1.0), y[unl])
+        fo = UP.f_measure(np.where(r.g + r.beta > 0, 1.0, -1.0), y[unl])
+        assert abs(fo - fq) <= 0.02, (lam, fo, fq)
+
+
+# --------------------------------------------------------------------------- command line
+
+def _pu_file(path, X, y):
+    with open(path, "w") as f:
+        for i in range(X.shape[0]):
+            f.write(f"{int(y[i])} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in
+                                               enumerate(X[i]) if v != 0) + "\n")
+
+
+def test_cli_usmo_train_predict_transductive(tmp):
+    X, y = _problem(seed=4, n=200)
+    truth = np.where(np.arange(200) < 200 // 3, 1, -1)
+    _pu_file(tmp / "pu.svm", X, y)
+    r = run("ssl-train", "-a", "usmo", "-W", "0.01", "--prior", "0.25", "-t", "rbf", "-g",
+            "0.2", tmp / "pu.svm", tmp / "m", "-l", tmp / "l", "--values", check=0)
+    assert "usmo iteration" in r.stderr and "cache hit rate" in r.stderr
+    m = read_model(str(tmp / "m"))
+    assert m.params["prior"] == 0.25 and m.stats["prior"] == [0.25]
+    assert m.stats["prior_estimated"] == [0.0] and m.labels == [1, -1]
+    lines = (tmp / "l").read_text().splitlines()
+    assert len(lines) == int(np.sum(y == 0))
+    vals = np.array([float(s.split()[1]) for s in lines])
+    Xu = sp.csr_matrix(X[y == 0])
+    np.testing.assert_allclose(m.decision_function(Xu)[:, 0], vals, rtol=1e-8, atol=1e-8)
+    pred = np.array([int(s.split()[0]) for s in lines])
+    assert np.mean(pred == truth[y == 0]) > 0.8
+
+
+def test_cli_prior_auto_is_printed_and_recorded(tmp):
+    X, y = _problem(seed=6, n=200)
+    _pu_file(tmp / "pu.svm", X, y)
+    r = run("ssl-train", "-a", "usmo", tmp / "pu.svm", tmp / "m", check=0)
+    assert "estimated prior π = " in r.stderr and "Elkan & Noto" in r.stderr
+    m = read_model(str(tmp / "m"))
+    assert m.params["prior"] == "auto" and m.stats["prior_estimated"] == [1.0]
+    assert 0.0 < m.stats["prior"][0] < 1.0
+
+
+def test_cli_negative_rows(tmp):
+    (tmp / "d.svm").write_text("1 1:1\n0 1:0.5\n-1 1:-1\n0 1:0.2\n0 1:-0.3\n")
+    r = run("ssl-train", "-a", "usmo", "--prior", "0.4", tmp / "d.svm", tmp / "m")
+    assert r.returncode == 1
+    assert "d.svm:3: label -1: positive-unlabeled learning takes +1 (labeled positive) and 0 " \
+           "(unlabeled); add --negatives-as-unlabeled" in r.stderr
+    r = run("ssl-train", "-a", "usmo", "--prior", "0.4", "--negatives-as-unlabeled",
+            tmp / "d.svm", tmp / "m", check=0)
+    assert "treating 1 rows labeled -1 as unlabeled" in r.stderr
+    (tmp / "e.svm").write_text("1 1:1\n2 1:0.5\n0 1:0.2\n")
+    r = run("ssl-train", "-a", "usmo", tmp / "e.svm", tmp / "m")
+    assert r.returncode == 1 and "e.svm:2: label 2: positive-unlabeled" in r.stderr
+    r = run("ssl-train", "-a", "usmo", "--prior", "1.5", tmp / "d.svm", tmp / "m")
+    assert r.returncode == 2 and "--prior must be in (0, 1)" in r.stderr
+    r = run("ssl-train", "-a", "svm", "--negatives-as-unlabeled", tmp / "d.svm", tmp / "m")
+    assert r.returncode == 2 and "--negatives-as-unlabeled is not used by -a svm" in r.stderr
+    r = run("ssl-train", "-a", "usmo", "-v", "3", tmp / "d.svm")
+    assert r.returncode == 2 and "PU metric" in r.stderr
