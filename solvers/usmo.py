@@ -478,28 +478,31 @@ def _dual(sig, g, h, c1, c2, spp) -> float:
 
 # --------------------------------------------------------------------------- class prior
 
-def estimate_prior(X, y, folds: int = 5, seed: int = 0) -> tuple[float, float]:
-    """Elkan & Noto (2008) estimate of the positive fraction of the unlabeled rows.
+def estimate_prior(X, y, folds: int = 5, seed: int = 0, min_fraction: float = 0.25
+                   ) -> tuple[float, float]:
+    """Estimate of the positive fraction π of the unlabeled rows (mixture proportion).
 
-    A logistic regression g(x) ≈ P(labeled | x) is fitted on labeled positives against the
-    unlabeled rows (features standardised, L2 penalty 1e-4 per row); with ``folds``-fold
-    cross-fitting, c = mean of g over the held-out positives (their estimator e1: c is the
-    probability that a positive is labeled). Then the unlabeled rows hold about p(1/c − 1)
-    positives, so π = p(1/c − 1)/n, clipped to [0.001, 0.999]. Returns (π, c).
+    Scores: a logistic regression of labeled positives against unlabeled rows (features
+    standardised, L2 penalty 1e-4 per row), cross-fitted over ``folds`` folds so every row is
+    scored by a model that did not see it. If the labeled positives are a random sample of the
+    positives, the unlabeled score distribution is π·(positives') + (1 − π)·(negatives'), so
+    for every threshold t, π ≤ U(s ≥ t) / P(s ≥ t) (fractions of unlabeled and labeled rows
+    scoring at least t), with equality where no negative scores that high (Blanchard, Lee &
+    Scott 2010; Scott 2015). The estimate is the smallest such ratio over the thresholds that
+    keep at least ``min_fraction`` of the labeled positives above them (fewer makes the ratio
+    too noisy), clipped to [0.001, 0.999]. Returns (π, fraction of positives at the argmin).
     """
     import scipy.optimize
 
     X = sp.csr_matrix(X)
     s = (y > 0).astype(np.float64)
-    p = int(s.sum())
-    n = int((y == 0).sum())
     mean = np.asarray(X.mean(axis=0)).ravel()
     sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
     std = np.sqrt(np.maximum(sq - mean * mean, 0.0))
     std[std == 0] = 1.0
     rng = np.random.default_rng(seed)
     fold = rng.integers(0, folds, y.size)
-    held = np.empty(y.size)
+    score = np.empty(y.size)
     for k in range(folds):
         tr = fold != k
         Xt = X[tr]
@@ -509,31 +512,40 @@ def estimate_prior(X, y, folds: int = 5, seed: int = 0) -> tuple[float, float]:
         def loss(wb, Xt=Xt, st=st, m=m_tr):
             w, b = wb[:-1], wb[-1]
             z = (Xt @ (w / std)) - (mean / std) @ w + b
-            lp = np.logaddexp(0, -z)
-            ln = np.logaddexp(0, z)
-            L = float(np.sum(st * lp + (1 - st) * ln)) + 0.5e-4 * m * float(w @ w)
-            r = -st * (1 / (1 + np.exp(z))) + (1 - st) * (1 / (1 + np.exp(-z)))
+            L = float(np.sum(st * np.logaddexp(0, -z) + (1 - st) * np.logaddexp(0, z)))
+            L += 0.5e-4 * m * float(w @ w)
+            r = -st / (1 + np.exp(z)) + (1 - st) / (1 + np.exp(-z))
             gw = (Xt.T @ r) / std - (mean / std) * r.sum() + 1e-4 * m * w
             return L, np.concatenate([gw, [r.sum()]])
 
         res = scipy.optimize.minimize(loss, np.zeros(X.shape[1] + 1), jac=True,
                                       method="L-BFGS-B", options={"maxiter": 500})
         w, b = res.x[:-1], res.x[-1]
-        z = X[~tr] @ (w / std) - (mean / std) @ w + b
-        held[~tr] = 1 / (1 + np.exp(-z))
-    c = float(np.mean(held[s > 0]))
-    c = min(max(c, 1e-6), 1.0)
-    prior = p * (1.0 / c - 1.0) / max(n, 1)
-    return float(min(max(prior, 0.001), 0.999)), c
+        score[~tr] = X[~tr] @ (w / std) - (mean / std) @ w + b
+    sp_ = np.sort(score[s > 0])[::-1]
+    su = np.sort(score[s == 0])
+    p = sp_.size
+    best, at = 1.0, 1.0
+    for k in range(max(1, int(math.ceil(min_fraction * p))), p + 1):
+        if k < p and sp_[k] == sp_[k - 1]:
+            continue  # a threshold sits between distinct scores
+        t = sp_[k - 1]
+        frac_u = (su.size - np.searchsorted(su, t, side="left")) / max(su.size, 1)
+        ratio = frac_u / (k / p)
+        if ratio < best:
+            best, at = ratio, k / p
+    return float(min(max(best, 0.001), 0.999)), float(at)
 
 
 # --------------------------------------------------------------------------- registry glue
 
 PRIOR = Param("prior", ("--prior",), str, "auto",
               "class prior π: the positive fraction of the unlabeled rows, a number in (0, 1), "
-              "or auto = the Elkan & Noto (2008) estimate from the P and U rows (logistic "
-              "regression of labeled vs unlabeled, c = mean score of held-out positives, "
-              "π = p(1/c - 1)/n), printed", metavar="PI",
+              "or auto = a mixture-proportion estimate (Blanchard, Lee & Scott 2010; Scott "
+              "2015): the smallest ratio U(s ≥ t)/P(s ≥ t) of unlabeled to labeled-positive "
+              "rows scoring above a threshold t of a cross-fitted logistic regression of P "
+              "against U, over thresholds keeping ≥ 25 % of P above; printed",
+              metavar="PI",
               validate=lambda v: parse_prior(v))
 TAU = Param("epsilon", ("-e", "--epsilon"), float, 1e-3,
             "τ: stop when no pair violates the optimality conditions by more than τ",
@@ -573,9 +585,10 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     prior = parse_prior(params["prior"])
     how = 0.0  # 0 = given, 1 = estimated
     if prior is None:
-        prior, c = estimate_prior(X, y)
+        prior, at = estimate_prior(X, y)
         how = 1.0
-        log.info("usmo: estimated prior π = %.4f (Elkan & Noto; c = %.4f)", prior, c)
+        log.info("usmo: estimated prior π = %.4f (mixture proportion, Scott 2015; at the top "
+                 "%.0f %% of the labeled positives)", prior, 100 * at)
     gamma = params["gamma"]
     if gamma is None:
         gamma = 1.0 / max(1, X.shape[1])
