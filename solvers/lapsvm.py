@@ -159,6 +159,21 @@ def line_search(A, B, Y, c, o, do, hinge):
 
 # --------------------------------------------------------------------------- solvers
 
+def _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db, Kd):
+    """Move (α, b) by the exact minimiser t ≥ 0 along (d, db); Kd = K d. Updates α, Kα, f and
+    L^p f in place (no new product with K); returns (t, new b)."""
+    df = Kd + db
+    Ldf = lap.apply(df)
+    A = gamma_a * float(d @ Ka) + gamma_i * float(df @ Lf)
+    Bq = gamma_a * float(d @ Kd) + gamma_i * float(df @ Ldf)
+    t = line_search(A, Bq, Y, c, f, df, hinge)
+    alpha += t * d
+    Ka += t * Kd
+    f += t * df
+    Lf += t * Ldf
+    return t, b + t * db
+
+
 @njit(cache=True, parallel=True)
 def _newton_matrix(indptr, indices, data, B, K, cE, gamma_i, gamma_a, H):
     """H[:n, :n] = γ_I L B + C_E K + γ_A I, row by row into H (no n×n temporaries).
@@ -236,17 +251,8 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
         del H, lu
         d = sol[:n] - alpha
         db = sol[n] - b if bias else 0.0
-        Kd = K @ d
-        df = Kd + db
-        Ldf = lap.apply(df)
-        A = gamma_a * float(d @ Ka) + gamma_i * float(df @ Lf)
-        Bq = gamma_a * float(d @ Kd) + gamma_i * float(df @ Ldf)
-        t = line_search(A, Bq, Y, c, f, df, hinge)
-        alpha += t * d
-        b += t * db
-        Ka += t * Kd
-        f += t * df
-        Lf += t * Ldf
+        t, b = _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db,
+                           K @ d)
         F = _objective(Y, c, gamma_a, gamma_i, alpha, Ka, f, Lf, hinge)
         trace.append((it, F))
         E_new = loss_mask(Y, f, hinge)
@@ -303,16 +309,7 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
         reason = "zero gradient at the start"
         max_iter = 0
     for it in range(1, max_iter + 1):
-        df = Kd + db
-        Ldf = lap.apply(df)
-        A = gamma_a * float(d @ Ka) + gamma_i * float(df @ Lf)
-        Bq = gamma_a * float(d @ Kd) + gamma_i * float(df @ Ldf)
-        t = line_search(A, Bq, Y, c, f, df, hinge)
-        alpha += t * d
-        b += t * db
-        Ka += t * Kd
-        f += t * df
-        Lf += t * Ldf
+        _, b = _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db, Kd)
         r_new, gb_new = precond_gradient()
         q_new = K @ r_new
         rho_new = float(r_new @ q_new) + gb_new * gb_new

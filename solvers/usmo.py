@@ -211,6 +211,17 @@ def select_partner(i, sig, g, c2, Ki, kdiag):
 
 
 @njit(cache=True)
+def _move_pair(i, j, sig, g, eta, c2):
+    """Take the exact pair step on (σ_i, σ_j); returns their changes (the caller updates g)."""
+    ni, nj = pair_step(sig[i], sig[j], g[i], g[j], max(eta, 0.0), c2)
+    di = ni - sig[i]
+    dj = nj - sig[j]
+    sig[i] = ni
+    sig[j] = nj
+    return di, dj
+
+
+@njit(cache=True)
 def _get_row(u, slot_of, owner, stamp, rows_mem, clock, indptr, indices, data, sqn, urows,
              kind, gamma, coef0, degree, buf, stats):
     """Kernel row of unlabeled variable u over all unlabeled rows, through the LRU cache."""
@@ -256,14 +267,9 @@ def _smo_kernel(sig, g, kdiag, c2, tau, max_iter, slot_of, owner, stamp, rows_me
                        urows, kind, gamma, coef0, degree, buf, stats)
         Ki = rows_mem[si_]  # the slot may not move, but re-read after the second fetch
         Kj = rows_mem[sj_]
-        eta = kdiag[i] + kdiag[j] - 2.0 * Ki[j]
-        ni, nj = pair_step(sig[i], sig[j], g[i], g[j], max(eta, 0.0), c2)
-        di = ni - sig[i]
-        dj = nj - sig[j]
+        di, dj = _move_pair(i, j, sig, g, kdiag[i] + kdiag[j] - 2.0 * Ki[j], c2)
         if di == 0.0 and dj == 0.0:
             return it, viol, clock
-        sig[i] = ni
-        sig[j] = nj
         for u in range(g.size):
             g[u] -= di * Ki[u] + dj * Kj[u]
     return max_iter, viol, clock
@@ -313,14 +319,9 @@ def _smo_linear(sig, g, kdiag, c2, tau, max_iter, indptr, indices, data, urows, 
             dw[indices[t]] = 0.0
         j = select_partner(i, sig, g, c2, Ki, kdiag)
         rj = urows[j]
-        eta = kdiag[i] + kdiag[j] - 2.0 * Ki[j]
-        ni, nj = pair_step(sig[i], sig[j], g[i], g[j], max(eta, 0.0), c2)
-        di = ni - sig[i]
-        dj = nj - sig[j]
+        di, dj = _move_pair(i, j, sig, g, kdiag[i] + kdiag[j] - 2.0 * Ki[j], c2)
         if di == 0.0 and dj == 0.0:
             return it, viol
-        sig[i] = ni
-        sig[j] = nj
         # a_u = −σ_u, so w changes by −di·x_i − dj·x_j
         for t in range(indptr[ri], indptr[ri + 1]):
             dw[indices[t]] -= di * data[t]
