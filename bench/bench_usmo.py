@@ -33,7 +33,6 @@ from solvers.kernels import KernelSpec  # noqa: E402
 
 SCALING_SETS = ("bank-marketing", "shuttle", "mnist", "a9a")
 SIZES = (1000, 2000, 5000, 10000, 20000, 50000)
-QUICK_SETS = ("bank-marketing", "shuttle")
 QP_MAX_BYTES = 1 << 30
 
 
@@ -110,13 +109,13 @@ def one(name, kernel, n, solver) -> dict:
     return out
 
 
-def scaling(names, kernels_=("linear", "rbf")) -> None:
+def scaling(names, kernels_=("linear", "rbf"), sizes=SIZES) -> None:
     print("| set | kernel | n | USMO s | USMO RSS MB | OSQP s | OSQP RSS MB | OSQP/USMO | "
           "objective rel. diff | F (USMO) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         for kern in kernels_:
-            for n in SIZES:
+            for n in sizes:
                 res = {}
                 for solver in ("usmo", "osqp"):
                     if solver == "osqp" and 8 * n * n > QP_MAX_BYTES:
@@ -176,11 +175,15 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=("table3", "scaling", "one"))
     ap.add_argument("args", nargs="*")
+    ap.add_argument("--kernels", default="linear,rbf", help="scaling: kernels to run")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                    help="scaling: numbers of unlabeled rows")
     a = ap.parse_args(argv)
     if a.what == "table3":
         table3()
     elif a.what == "scaling":
-        scaling(a.args or SCALING_SETS)
+        scaling(a.args or SCALING_SETS, tuple(a.kernels.split(",")),
+                tuple(int(v) for v in a.sizes.split(",")))
     else:
         name, kern, n, solver = a.args
         print(json.dumps(one(name, kern, int(n), solver)))
