@@ -436,20 +436,21 @@ def _fit(name: str):
                  int(np.sum(y == 0)), spec.describe(), solver,
                  f", early stop {early}" if solver == "pcg" else "")
 
+        Xp = kernels.prepare(X)  # once for the graph, the kernel and the validation rows
         tg = time.perf_counter()
-        lap, gstats = graph_mod.build(X, params["neighbors"], params["graph_weights"],
+        lap, gstats = graph_mod.build(Xp, params["neighbors"], params["graph_weights"],
                                       params["heat_width"],
                                       params["laplacian"] == "normalized",
                                       params["laplacian_degree"])
         graph_time = time.perf_counter() - tg
         tk = time.perf_counter()
-        K = kernels.gram(spec, X, max_memory)
+        K = kernels.gram(spec, Xp, max_memory)
         kernel_time = time.perf_counter() - tk
         log.info("graph %.2f s, kernel %.2f s", graph_time, kernel_time)
         Kv = None
         if validation is not None:
             Xv, yv = validation
-            Kv = kernels.kernel_block(spec, Xv, kernels.prepare(X))
+            Kv = kernels.kernel_block(spec, Xv, Xp)
 
         order, tasks = binary_tasks(y)
         coef = np.zeros((n, len(tasks)))

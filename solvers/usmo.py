@@ -261,11 +261,10 @@ def _smo_kernel(sig, g, kdiag, c2, tau, max_iter, slot_of, owner, stamp, rows_me
         clock += 1
         si_ = _get_row(i, slot_of, owner, stamp, rows_mem, clock, indptr, indices, data, sqn,
                        urows, kind, gamma, coef0, degree, buf, stats)
-        Ki = rows_mem[si_]
+        Ki = rows_mem[si_]  # stamped with this clock: fetching j cannot evict it (≥ 2 slots)
         j = select_partner(i, sig, g, c2, Ki, kdiag)
         sj_ = _get_row(j, slot_of, owner, stamp, rows_mem, clock, indptr, indices, data, sqn,
                        urows, kind, gamma, coef0, degree, buf, stats)
-        Ki = rows_mem[si_]  # the slot may not move, but re-read after the second fetch
         Kj = rows_mem[sj_]
         di, dj = _move_pair(i, j, sig, g, kdiag[i] + kdiag[j] - 2.0 * Ki[j], c2)
         if di == 0.0 and dj == 0.0:

@@ -110,11 +110,14 @@ def _solver_params(ctx, algo, kwargs) -> dict:
     return params
 
 
-def _run_options(ctx, algo, validation_file, max_memory) -> dict:
-    """Check --validation / --max-memory against the solver; returns what fit() gets."""
+def _run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled) -> dict:
+    """Check --validation / --max-memory / --negatives-as-unlabeled against the solver;
+    returns what fit() gets."""
     run = {}
     for name, flag, value in (("validation", "--validation", validation_file),
-                              ("max_memory", "--max-memory", max_memory)):
+                              ("max_memory", "--max-memory", max_memory),
+                              ("negatives_as_unlabeled", "--negatives-as-unlabeled",
+                               True if negatives_as_unlabeled else None)):
         if value is None:
             continue
         if name not in algo.run_options:
@@ -217,11 +220,7 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
-    run = _run_options(ctx, algo, validation_file, max_memory)
-    if negatives_as_unlabeled:
-        if "negatives_as_unlabeled" not in algo.run_options:
-            raise click.UsageError(f"option --negatives-as-unlabeled is not used by -a "
-                                   f"{algo.name} (it is used by: usmo)", ctx)
+    run = _run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled)
     if folds is not None and algo.positive_unlabeled:
         raise click.UsageError(f"-v measures accuracy on held-out labeled rows, which are all "
                                f"positive for {algo.name}; tune it with a PU metric instead",
@@ -287,8 +286,6 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, l
         run["validation"] = _read_validation(run["validation"], zero_based, data.X.shape[1],
                                              classes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
-    if negatives_as_unlabeled:
-        run["negatives_as_unlabeled"] = True
     m = algo.fit(data.X, data.y, data.cost, params, **run)
     write_model(m, model)
     if transductive_file is not None:
