@@ -137,17 +137,26 @@ def scaling(names, kernels_=("linear", "rbf"), sizes=SIZES) -> None:
                       f"{qm} | {ratio} | {diff} | {100 * u['f']:.1f} |", flush=True)
 
 
-def table3() -> None:
-    for scaling_ in ("01", "raw"):
-        print(f"\nfeatures: {'min-max [0, 1]' if scaling_ == '01' else 'raw'}")
+def table3(prior_from: str = "all", positive: str = "plus", scalings=("01", "raw")) -> None:
+    """prior_from 'all' = the class proportion of the whole training set (the paper's footnote
+    13), 'unlabeled' = the positive fraction of the unlabeled rows; positive 'plus' = the
+    file's +1 class is the positive class, 'majority' = the larger class is."""
+    for scaling_ in scalings:
+        what = "class proportion of the training set" if prior_from == "all" else \
+            "positive fraction of the unlabeled rows"
+        print(f"\nfeatures: {'min-max [0, 1]' if scaling_ == '01' else 'raw'}; prior = {what}; "
+              f"positive class = {'+1' if positive == 'plus' else 'the majority class'}")
         print("| set | F(+1) at λ = 1e-4 / 1e-3 / 1e-2 / 0.1 | F(minority class) | paper |")
         print("|---|---|---|---|")
         allp, allm = [], []
         for name in UP.SETS:
             X, y = UP.load(name, scaling_)
+            if positive == "majority" and np.mean(y > 0) < 0.5:
+                y = -y
             yy = UP.pu_split(y)
             unl = yy == 0
-            prior = float(np.mean(y[unl] > 0))
+            prior = float(np.mean(y[unl] > 0)) if prior_from == "unlabeled" else \
+                float(np.mean(y > 0))
             minority = 1.0 if np.mean(y > 0) < 0.5 else -1.0
             fp, fm = [], []
             for lam in UP.LAMBDAS:
@@ -176,11 +185,17 @@ def main(argv=None):
     ap.add_argument("what", choices=("table3", "scaling", "one"))
     ap.add_argument("args", nargs="*")
     ap.add_argument("--kernels", default="linear,rbf", help="scaling: kernels to run")
+    ap.add_argument("--prior-from", choices=("all", "unlabeled"), default="all",
+                    help="table3: π = class proportion of the training set (the paper's "
+                    "footnote 13) or of the unlabeled rows")
+    ap.add_argument("--positive", choices=("plus", "majority"), default="plus",
+                    help="table3: which class is the positive one")
+    ap.add_argument("--scalings", default="01,raw", help="table3: 01 and/or raw")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
                     help="scaling: numbers of unlabeled rows")
     a = ap.parse_args(argv)
     if a.what == "table3":
-        table3()
+        table3(a.prior_from, a.positive, tuple(a.scalings.split(",")))
     elif a.what == "scaling":
         scaling(a.args or SCALING_SETS, tuple(a.kernels.split(",")),
                 tuple(int(v) for v in a.sizes.split(",")))
