@@ -1,7 +1,8 @@
 """The Table III protocol of Sansone et al. (2016) on the shared UCI sets.
 
 20 % of the positives (seed 0) are labeled, every other row is unlabeled; linear kernel; the
-prior is the true positive fraction of the unlabeled rows; F-measure on the unlabeled rows.
+prior is the true positive fraction of the unlabeled rows (tests) or the class proportion of the
+whole set (the paper's footnote 13; bench_usmo.py table3); F-measure on the unlabeled rows.
 Used by tests/test_usmo.py and bench/bench_usmo.py.
 """
 
