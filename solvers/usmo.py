@@ -379,8 +379,16 @@ def kkt_violation(sig: np.ndarray, g: np.ndarray, c2: float) -> float:
 
 
 def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
-         max_iter: int = 10_000_000, cache_mb: float = 100.0, tag: str = "") -> Result:
-    """Solve the dual for rows X (CSR) with y = +1 (labeled positive) or 0 (unlabeled)."""
+         max_iter: int = 10_000_000, cache_mb: float = 100.0, tag: str = "",
+         linear_path: str = "auto") -> Result:
+    """Solve the dual for rows X (CSR) with y = +1 (labeled positive) or 0 (unlabeled).
+
+    With the linear kernel, ``linear_path`` 'w' keeps w explicitly and updates g by one pass
+    over X per step (no cache; memory O(n + d)); 'cache' goes through the kernel-row cache like
+    any other kernel and forms w at the end; 'auto' takes the cache when it holds at least a
+    tenth of the unlabeled rows (each step then costs at most the two rows it misses, instead
+    of two passes over X), else the w path.
+    """
     X = sp.csr_matrix(X, dtype=np.float64)
     X.sort_indices()
     P = np.flatnonzero(y > 0)
@@ -427,12 +435,16 @@ def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
     it_total = 0
     viol = np.inf
     stats = np.zeros(2, np.int64)
-    if spec.name == "linear":
+    slots = max(2, min(n, int(cache_mb * 2**20 // (8 * n))))
+    if linear_path not in ("auto", "w", "cache"):
+        raise ValueError(f"linear_path must be auto, w or cache (got {linear_path!r})")
+    use_w = spec.name == "linear" and (linear_path == "w" or
+                                       (linear_path == "auto" and 10 * slots < n))
+    if use_w:
         w = c1 * sp_ - sig[0] * su
         dw = np.zeros(X.shape[1])
         krow = np.empty(n)
     else:
-        slots = max(2, min(n, int(cache_mb * 2**20 // (8 * n))))
         rows_mem = np.empty((slots, n))
         slot_of = np.full(n, -1, np.int64)
         owner = np.full(slots, -1, np.int64)
@@ -464,6 +476,8 @@ def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
     if w is not None:  # refresh g from w: no drift from the incremental updates
         g = np.zeros(n)
         _xdot_all(indptr, indices, data, urows, w, g, False)
+    elif spec.name == "linear":  # the cached path: w = c1 Σ_P x − Σ_U σ_u x_u
+        w = c1 * sp_ - np.asarray(Xu.T @ sig).ravel()
     beta = compute_beta(sig, g, c2)
     obj = _dual(sig, g, h, c1, c2, spp)
     return Result(sig, g, beta, obj, it_total, float(viol), converged, c1, c2, w,

@@ -121,12 +121,15 @@ def test_dense_sparse_and_linear_paths_agree():
     X, y = _problem(seed=9, n=180, d=8)
     X[np.abs(X) < 0.5] = 0.0
     Xs = sp.csr_matrix(X)
-    lin = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-8)
-    dense = usmo.usmo(X, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-8)
+    lin = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-8, linear_path="w")
+    dense = usmo.usmo(X, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-8, linear_path="w")
+    cached = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-8)  # auto: fits the cache
+    assert cached.cache_misses > 0 and lin.cache_misses == 0
     # the generic kernel path with a kernel that equals x·z: poly, degree 1, γ 1, coef0 0
     gen = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("poly", 1.0, 1, 0.0), tau=1e-8)
     assert lin.w is not None and gen.w is None
-    for r in (dense, gen):
+    np.testing.assert_allclose(cached.w, lin.w, rtol=1e-6, atol=1e-6)
+    for r in (dense, gen, cached):
         assert r.objective == pytest.approx(lin.objective, rel=1e-9)
         np.testing.assert_allclose(r.g + r.beta, lin.g + lin.beta, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(Xs[y == 0] @ lin.w, lin.g, rtol=1e-9, atol=1e-9)

@@ -1,0 +1,71 @@
+"""Cheeger-RLS / Cheeger-SVM on the paper's Table 1 protocol (issue 6), and the SVM step."""
+
+import clarabel
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import tv_protocol as TP
+
+from solvers import tvsvm
+
+
+@pytest.fixture(scope="module")
+def usps49():
+    X, y = TP.load((4, 9))
+    st = tvsvm.setup(X, TP.SPEC, TP.NEIGHBORS)
+    return st, np.where(y == 4, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("method", ["cheeger-rls", "cheeger-svm"])
+def test_table1_cheeger_usps_4_vs_9(usps49, method):
+    """1, 5, 10, 50 labels per class, 10 draws each: mean error on the unlabeled rows within
+    1.5 points of the paper's Table 1."""
+    st, y = usps49
+    step = method.split("-")[1]
+    for k, per_class in enumerate(TP.LABELS_PER_CLASS):
+        errs = []
+        for seed in range(TP.DRAWS):
+            lab = TP.draw(y, per_class, seed)
+            r = tvsvm.cheeger(st, np.where(lab, y, 0.0), step=step, c=TP.C_STEP, mu=TP.MU,
+                              progress=False)
+            errs.append(100 * np.mean(np.sign(r.f[~lab]) != y[~lab]))
+        assert abs(np.mean(errs) - TP.TABLE1[method][k]) <= 1.5, (per_class, np.mean(errs))
+
+
+def test_cheeger_energy_falls_and_out_of_sample_matches(usps49):
+    st, y = usps49
+    lab = TP.draw(y, 10, 3)
+    r = tvsvm.cheeger(st, np.where(lab, y, 0.0), c=TP.C_STEP, progress=False)
+    E = np.array(r.energy)
+    assert E[-1] < E[0] / 5
+    # the iteration is not a descent method (labels are reset, the prox is inexact), but
+    # any rise is a small blip near the end
+    assert np.all(np.diff(E) <= 0.01 * E[1:]), np.max(np.diff(E) / E[1:])
+    # the expansion reproduces the RLS fit of the final f on the training rows
+    e, alpha = st.rls(r.f)
+    np.testing.assert_allclose(st.K @ r.alpha, e, rtol=1e-10, atol=1e-10)
+    assert np.mean(np.sign(st.K @ r.alpha)[~lab] != y[~lab]) < 0.06
+
+
+def test_svm_dual_smo_equals_an_exact_qp():
+    rng = np.random.default_rng(0)
+    for n, mu in [(12, 1.0), (40, 0.05), (40, 10.0)]:
+        A = rng.normal(size=(n, 5))
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        Q = (A @ A.T + 0.1 * np.eye(n)) * np.outer(y, y)
+        q = 1.0 - 0.3 * rng.normal(size=n)
+        beta = np.zeros(n)
+        it, viol = tvsvm.svm_dual_smo(Q, q, y, mu, beta, 1e-12, 1_000_000)
+        assert viol <= 1e-12
+        assert abs(y @ beta) < 1e-10 and beta.min() >= 0 and beta.max() <= mu
+        st = clarabel.DefaultSettings()
+        st.verbose = False
+        st.tol_gap_abs = st.tol_gap_rel = st.tol_feas = 1e-12
+        Acon = sp.vstack([sp.csc_matrix(y[None, :]), -sp.identity(n), sp.identity(n)],
+                         format="csc")
+        b = np.concatenate([[0.0], np.zeros(n), np.full(n, mu)])
+        sol = clarabel.DefaultSolver(sp.csc_matrix(np.triu(Q)), -q, Acon, b,
+                                     [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(2 * n)],
+                                     st).solve()
+        obj = 0.5 * beta @ Q @ beta - q @ beta
+        assert obj == pytest.approx(sol.obj_val, rel=1e-7, abs=1e-9)
