@@ -104,7 +104,7 @@ class _SVMStep:
 
 
 def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: float = 1.0,
-            max_iter: int = 100, tol: float = 1e-4, prox_tol: float = 1e-6, seed: int = 0,
+            max_iter: int = 100, tol: float = 1e-4, prox_tol: float = 1e-4, seed: int = 0,
             progress: bool = True) -> TVResult:
     """Binary Cheeger-RLS / Cheeger-SVM (paper sections 2.4 and 2.8, eqs. 29-36 / 84-91) for
     labels yl ∈ {+1, −1, 0 = none}.
@@ -115,7 +115,8 @@ def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: 
     the labeled rows, t elsewhere; f = √N·s/‖s‖. Start: labels on the labeled rows, tiny
     seeded noise elsewhere. Stops when ‖fⁿ⁺¹ − fⁿ‖ ≤ tol·‖fⁿ‖ or after ``max_iter``.
     Out of sample: the expansion α of the last smoothing step applied to the final f,
-    f(x) = Σ_j K(x, x_j) α_j.
+    f(x) = Σ_j K(x, x_j) α_j. Each TV step stops at a relative duality gap ``prox_tol``
+    (warm-started): on USPS 4 vs 9, 1e-4 gives the errors of 1e-6 at 3-5x less time.
     """
     n = st.n
     lab = yl != 0
