@@ -79,9 +79,9 @@ def _apply_Dt(i, j, c, p, out):
 
 
 @njit(cache=True)
-def _gap(i, j, c, x, p, z, gamma, rho, Dx, Dtp):
+def _gap(i, j, c, x, z, gamma, rho, Dx, Dtp):
+    """(primal, dual) at x and at the p whose Dᵀp is already in Dtp; Dx is work space."""
     _apply_D(i, j, c, x, Dx)
-    _apply_Dt(i, j, c, p, Dtp)
     primal = 0.0
     for e in range(c.size):
         primal += abs(Dx[e])
@@ -105,7 +105,8 @@ def _cp_loop(i, j, c, z, gamma, rho, x, p, L2, tol, max_iter, check_every, resta
     xold = np.empty(n)
     Dx = np.empty(m)
     Dtp = np.empty(n)
-    primal, dual = _gap(i, j, c, x, p, z, gamma, rho, Dx, Dtp)
+    _apply_Dt(i, j, c, p, Dtp)
+    primal, dual = _gap(i, j, c, x, z, gamma, rho, Dx, Dtp)
     gap_at_restart = primal - dual
     it = 0
     restarts = 0
@@ -127,7 +128,8 @@ def _cp_loop(i, j, c, z, gamma, rho, x, p, L2, tol, max_iter, check_every, resta
             for k in range(n):
                 xbar[k] = x[k] + theta * (x[k] - xold[k])
             it += 1
-        primal, dual = _gap(i, j, c, x, p, z, gamma, rho, Dx, Dtp)
+        # Dtp = Dᵀp for the current p: the last primal step computed it
+        primal, dual = _gap(i, j, c, x, z, gamma, rho, Dx, Dtp)
         if primal - dual <= restart_factor * gap_at_restart:
             # restart the step sizes: the O(1/k²) schedule shrinks τ for ever, while from a
             # better point the full steps converge again; on this piecewise-quadratic problem
@@ -171,7 +173,7 @@ def tv_prox(edges: Edges, z: np.ndarray, gamma: float, rho: float,
     p = np.zeros(edges.m) if p0 is None else np.clip(np.array(p0, dtype=np.float64),
                                                     -gamma, gamma)
     if edges.m == 0 or gamma == 0.0:
-        return ProxResult(z.copy(), p, 0, 0.5 * rho * 0.0, 0.0)
+        return ProxResult(z.copy(), p, 0, 0.0, 0.0)
     it, primal, dual, restarts = _cp_loop(edges.i, edges.j, edges.c, z, float(gamma),
                                           float(rho), x, p, edges.norm_bound(), float(tol),
                                           int(max_iter), int(check_every),

@@ -554,11 +554,12 @@ def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction
                 continue
             w, b = _logistic_fit(A[tr], s[tr], reg)
             sc = A[te] @ w + b
-            sp_ = np.sort(sc[s[te] > 0])[::-1]
+            sp_ = np.sort(sc[s[te] > 0])
             su = np.sort(sc[s[te] == 0])
+            # the threshold passed by the top ⌈q·p⌉ positives (ties may pass more)
             k_at = np.clip(np.ceil(qs * sp_.size).astype(np.int64), 1, sp_.size)
-            t = sp_[k_at - 1]
-            frac_p = (sp_.size - np.searchsorted(sp_[::-1], t, side="left")) / sp_.size
+            t = sp_[sp_.size - k_at]
+            frac_p = (sp_.size - np.searchsorted(sp_, t, side="left")) / sp_.size
             frac_u = (su.size - np.searchsorted(su, t, side="left")) / su.size
             curve += frac_u / frac_p
             halves += 1
