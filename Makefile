@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo clean
+.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,7 @@ test: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench
 
-bench: bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo
+bench: bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv
 
 bench-svm: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_svm.py
@@ -62,6 +62,11 @@ bench-lapsvm: $(VENV)/.installed-test
 bench-usmo: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_usmo.py table3
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_usmo.py scaling
+
+bench-tv: $(VENV)/.installed-test
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_tv.py table1
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_tv.py table2
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_tv.py scaling
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solvers import lapsvm, linear, s3vm, usmo
+from solvers import lapsvm, linear, s3vm, tvsvm, usmo
 from solvers.params import Param
 
 
@@ -66,6 +66,23 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "convex dual, memory linear in the rows",
                   usmo.PARAMS, usmo.fit_usmo, uses_unlabeled=True,
                   run_options=("negatives_as_unlabeled",), positive_unlabeled=True),
+        Algorithm("tvrls", "graph total-variation RLS (Bresson & Zhang 2012): η/2 Σ_labeled "
+                  "(y - f)² + λ/2‖f‖²_K + γ‖Df‖ by augmented-Lagrangian splitting with a "
+                  "Chambolle-Pock TV step and the paper's normalisation; native multi-class "
+                  "on the simplex",
+                  tvsvm.PARAMS["tvrls"], tvsvm.fit_tvrls, uses_unlabeled=True,
+                  run_options=("max_memory",)),
+        Algorithm("tvsvm", "graph total-variation SVM: as tvrls with the hinge loss on the "
+                  "labeled rows (exact SMO step)",
+                  tvsvm.PARAMS["tvsvm"], tvsvm.fit_tvsvm, uses_unlabeled=True,
+                  run_options=("max_memory",)),
+        Algorithm("cheeger-rls", "Cheeger-cut RLS: the inverse-power iteration on the ratio "
+                  "‖Df‖/Σ|f - median f| with labels fixed and an RLS smoothing step",
+                  tvsvm.PARAMS["cheeger-rls"], tvsvm.fit_cheeger_rls, uses_unlabeled=True,
+                  run_options=("max_memory",)),
+        Algorithm("cheeger-svm", "Cheeger-cut SVM: as cheeger-rls with an SVM smoothing step",
+                  tvsvm.PARAMS["cheeger-svm"], tvsvm.fit_cheeger_svm, uses_unlabeled=True,
+                  run_options=("max_memory",)),
     )
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import textwrap
 import time
 
 import click
@@ -16,6 +17,7 @@ from formats.errors import DataError
 from formats.model_file import write_model
 from formats.predictions import format_lines
 from formats.svmlight import read_dataset, stack_unlabeled
+from solvers import tvsvm
 from solvers.crossval import cross_validate
 from solvers.kernels import parse_memory
 from solvers.multiclass import class_labels
@@ -29,6 +31,10 @@ def _fmt(v) -> str:
     if v is None:
         return "auto"
     return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, 88)
 
 
 def _epilog() -> str:
@@ -45,6 +51,9 @@ def _epilog() -> str:
               "  ssl-train --labels train.labels features.svm     # SVMlin's split layout",
               "  ssl-train -a lapsvm -t rbf -g 0.01 -k 6 --gamma-i 1 train.svm",
               "  ssl-train -a lapsvm --early-stop validation --validation val.svm train.svm",
+              "  ssl-train -a cheeger-rls -g 0.03 -l unlabeled.pred train.svm",
+              "  ssl-train -a tvrls --tv-gamma 0.03 --eta 100 digits.svm   # multi-class",
+              "", "\b", *_wrap(tvsvm.OUT_OF_SAMPLE),
               "", "Exit status: 0 ok, 1 data or model error, 2 usage error."]
     return "\n".join(lines)
 
@@ -210,7 +219,8 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
                    "row is an error")
 @click.option("--max-memory", default=None, metavar="SIZE",
               help="memory allowed for n×n matrices (kernel, Newton system), e.g. 500M, 12G; "
-                   "plain numbers are MiB [default: half the RAM] [lapsvm, laprls]")
+                   "plain numbers are MiB [default: half the RAM] [lapsvm, laprls, tvrls, tvsvm, "
+                   "cheeger-rls, cheeger-svm]")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @user_errors(PROG)

@@ -117,7 +117,8 @@ def test_too_many_folds(tmp):
 
 USAGE = [
     (["-a", "nosuch"], "Error: Invalid value for '-a': unknown algorithm 'nosuch' (available: "
-                       "rls, svm, tsvm, da, lapsvm, laprls, usmo)"),
+                       "rls, svm, tsvm, da, lapsvm, laprls, usmo, tvrls, tvsvm, cheeger-rls, "
+                       "cheeger-svm)"),
     (["-A", "7"], "Error: Invalid value for '-A': '7' is not one of 0, 1, 2, 3 (0 = rls, 1 = svm, "
                   "2 = tsvm, 3 = da)"),
     (["-A", "0", "-a", "svm"], "Error: -A 0 means -a rls, but -a svm was given"),

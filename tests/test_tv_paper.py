@@ -69,3 +69,39 @@ def test_svm_dual_smo_equals_an_exact_qp():
                                      st).solve()
         obj = 0.5 * beta @ Q @ beta - q @ beta
         assert obj == pytest.approx(sol.obj_val, rel=1e-7, abs=1e-9)
+
+
+@pytest.mark.parametrize("loss,cells", [("rls", (10, 50)), ("svm", (50,))])
+def test_table1_tv_usps_4_vs_9(usps49, loss, cells):
+    """Binary TV-RLS / TV-SVM (paper eqs. 21-27 / 73-80) with the defaults, 10 draws: the
+    cells of Table 1 we reach within 1.5 points. Not reached, and reported in the issue: 1 and
+    5 labels per class (TV-RLS 40.5 / 19.1 %, TV-SVM 27.1 / 10.6 % against 3.2 %: on some
+    draws the normalised iteration settles on a cut of lower TV than the 4/9 split) and TV-SVM
+    with 10 labels (4.75 % against 3.13 %)."""
+    st, y = usps49
+    for per_class in cells:
+        errs = []
+        for seed in range(TP.DRAWS):
+            lab = TP.draw(y, per_class, seed)
+            r = tvsvm.tv_binary(st, np.where(lab, y, 0.0), loss, progress=False)
+            errs.append(100 * np.mean(np.sign(r.f[~lab]) != y[~lab]))
+        k = TP.LABELS_PER_CLASS.index(per_class)
+        assert abs(np.mean(errs) - TP.TABLE1["tv" + loss][k]) <= 1.5, (per_class,
+                                                                      np.mean(errs))
+
+
+def test_table2_multiclass_tvsvm_usps_0_1_4_9():
+    """Table 2 protocol: digits 0, 1, 4, 9 (4,495 rows), 1, 5, 10, 50 labels per class, 10
+    draws each, multi-class TV-SVM (paper section 3.5) with the defaults: mean error on the
+    unlabeled rows within 1.5 points of the paper's row (1.75, 1.82, 1.77, 1.85)."""
+    X, y = TP.load((0, 1, 4, 9))
+    classes = np.array([0, 1, 4, 9])
+    Y = (y[:, None] == classes[None, :]).astype(float)
+    st = tvsvm.setup(X, TP.SPEC, TP.NEIGHBORS)
+    for k, per_class in enumerate(TP.LABELS_PER_CLASS):
+        errs = []
+        for seed in range(TP.DRAWS):
+            lab = TP.draw(y, per_class, seed)
+            r = tvsvm.tv_multiclass(st, Y * lab[:, None], lab, "svm", progress=False)
+            errs.append(100 * np.mean(classes[r.f.argmax(1)][~lab] != y[~lab]))
+        assert abs(np.mean(errs) - TP.TABLE2["tvsvm"][k]) <= 1.5, (per_class, np.mean(errs))
