@@ -13,3 +13,6 @@ class DataError(Exception):
         self.message = message
         loc = f"{where}:{line}" if line is not None else where
         super().__init__(f"{loc}: {message}")
+
+    def __reduce__(self):  # survives the trip back from a worker process
+        return (DataError, (self.where, self.message, self.line))

@@ -220,6 +220,23 @@ class _LabelsFile:
                                 line=self.line_no)
 
 
+def parse_block(block: bytes, first_line: int, name: str, *, has_label: bool = True,
+                zero_based: bool = False, n_features: int | None = None) -> Dataset:
+    """Parse whole lines of a data file (from :func:`iter_line_blocks`) into a Dataset.
+
+    Errors name ``name`` and the file's line number (``first_line`` is the block's first).
+    Without a label column (``has_label`` False) the labels are 0, to be filled in by the
+    caller. ``n_features`` as in :func:`iter_chunks`.
+    """
+    col_limit = -1 if n_features is None else int(n_features)
+    ch = _parse_block(block, first_line, name, has_label, zero_based, col_limit)
+    nrows = ch.labels.size
+    width = n_features if n_features is not None else ch.max_index + 1
+    X = sp.csr_matrix((ch.data, ch.indices, ch.indptr), shape=(nrows, max(width, 0)))
+    y = ch.labels if has_label else np.zeros(nrows)
+    return Dataset(X, y, ch.costs, ch.lines, name)
+
+
 def iter_chunks(path: str, *, zero_based: bool = False, labels: str | None = None,
                 n_features: int | None = None,
                 chunk_bytes: int = CHUNK_BYTES) -> Iterator[Dataset]:
@@ -232,17 +249,15 @@ def iter_chunks(path: str, *, zero_based: bool = False, labels: str | None = Non
     """
     stream = open_input(path)
     lab = _LabelsFile(labels) if labels is not None else None
-    col_limit = -1 if n_features is None else int(n_features)
     try:
         for block, first in iter_line_blocks(stream, path, chunk_bytes):
-            ch = _parse_block(block, first, path, lab is None, zero_based, col_limit)
-            nrows = ch.labels.size
-            if nrows == 0:
+            part = parse_block(block, first, path, has_label=lab is None, zero_based=zero_based,
+                               n_features=n_features)
+            if part.n_rows == 0:
                 continue
-            y = lab.take(nrows, path) if lab is not None else ch.labels
-            width = n_features if n_features is not None else ch.max_index + 1
-            X = sp.csr_matrix((ch.data, ch.indices, ch.indptr), shape=(nrows, width))
-            yield Dataset(X, y, ch.costs, ch.lines, path)
+            if lab is not None:
+                part.y = lab.take(part.n_rows, path)
+            yield part
         if lab is not None:
             lab.finish(path)
     finally:

@@ -158,14 +158,19 @@ def class_costs(Y: np.ndarray, cost: np.ndarray | None, cp: float, cn: float) ->
 
 
 def _fit(name, solve):
-    def fit(X, y, cost, params):
+    def fit(X, y, cost, params, warm=None):
+        """Train; ``warm`` = the ``model.warm`` of a fit on the same rows with another λ
+        (seeds each binary problem's w̃: a warm start along the regularisation path)."""
         t0 = time.perf_counter()
         X = _csr(X)
         bias = params["bias"]
+        seeds: list = []
 
         def binary(Y, tag):
             C = class_costs(Y, cost, params["cost_positive"], params["cost_negative"])
-            r = solve(X, Y, C, params, tag)
+            w0 = warm[len(seeds)] if warm is not None and len(warm) > len(seeds) else None
+            r = solve(X, Y, C, params, tag, w0)
+            seeds.append(r.w)
             if not r.converged:
                 log.warning("%s%s stopped at its iteration limit (%d) before converging",
                             tag, name, r.iterations)
@@ -180,19 +185,20 @@ def _fit(name, solve):
         model.params = {p.name: params[p.name] for p in PARAMS[name]}
         model.stats["n_rows"] = [X.shape[0]]
         model.stats["train_time"] = [time.perf_counter() - t0]
+        model.warm = seeds
         return model
 
     return fit
 
 
-def _svm(X, Y, C, params, tag):
+def _svm(X, Y, C, params, tag, w0=None):
     return l2svm_mfn(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
-                     max_iter=params["max_iter"], tag=tag)
+                     max_iter=params["max_iter"], tag=tag, w0=w0)
 
 
-def _rls(X, Y, C, params, tag):
+def _rls(X, Y, C, params, tag, w0=None):
     return rls_cgls(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
-                    max_iter=params["max_iter"])
+                    max_iter=params["max_iter"], w0=w0)
 
 
 PARAMS = {

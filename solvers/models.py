@@ -67,6 +67,9 @@ class Model:
     # decision values on the training rows when the solver has them anyway (kernel solvers);
     # not stored in the model file
     train_values: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # what a solver that supports warm starts hands to its next fit on the same rows
+    # (fit(..., warm=model.warm)); never stored in the model file
+    warm: object = field(default=None, repr=False, compare=False)
 
     @property
     def n_functions(self) -> int:

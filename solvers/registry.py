@@ -32,6 +32,10 @@ class Algorithm:
     run_options: tuple[str, ...] = ()
     # learns from labeled positives (+1) and unlabeled rows (0) only
     positive_unlabeled: bool = False
+    # the regularisation parameter along which fit(..., warm=model.warm) may be seeded by the
+    # previous fit on the same rows (ssl-tune's warm starts), largest value first; None = no
+    # warm starts
+    warm_path: str | None = None
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -44,11 +48,14 @@ ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
         Algorithm("rls", "regularised least squares on the labeled rows (one CGLS solve)",
-                  linear.PARAMS["rls"], linear.fit_rls, uses_unlabeled=False, svmlin_code=0),
+                  linear.PARAMS["rls"], linear.fit_rls, uses_unlabeled=False, svmlin_code=0,
+                  warm_path="lambda"),
         Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
-                  linear.PARAMS["svm"], linear.fit_svm, uses_unlabeled=False, svmlin_code=1),
+                  linear.PARAMS["svm"], linear.fit_svm, uses_unlabeled=False, svmlin_code=1,
+                  warm_path="lambda"),
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
-                  s3vm.PARAMS["tsvm"], s3vm.fit_tsvm, uses_unlabeled=True, svmlin_code=2),
+                  s3vm.PARAMS["tsvm"], s3vm.fit_tsvm, uses_unlabeled=True, svmlin_code=2,
+                  warm_path="lambda"),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
                   s3vm.PARAMS["da"], s3vm.fit_da, uses_unlabeled=True, svmlin_code=3),
         Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
@@ -56,11 +63,11 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "
                   "convention); PCG with early stopping or Newton",
                   lapsvm.PARAMS["lapsvm"], lapsvm.fit_lapsvm, uses_unlabeled=True,
-                  run_options=("validation", "max_memory")),
+                  run_options=("validation", "max_memory"), warm_path="gamma_a"),
         Algorithm("laprls", "Laplacian RLS: as lapsvm with the squared loss (y - f)² on the "
                   "labeled rows; direct solve or PCG",
                   lapsvm.PARAMS["laprls"], lapsvm.fit_laprls, uses_unlabeled=True,
-                  run_options=("validation", "max_memory")),
+                  run_options=("validation", "max_memory"), warm_path="gamma_a"),
         Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss by SMO (Sansone et "
                   "al. 2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "
                   "convex dual, memory linear in the rows",

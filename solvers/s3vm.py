@@ -56,6 +56,7 @@ class S3VMResult:
     r: float
     stats: dict = field(default_factory=dict)
     trace: list = field(default_factory=list)
+    warm: object = None  # tsvm: (w̃, labels of the unlabeled rows) to seed the next λ
 
 
 def transductive_cost(w, o, y, lab, unl, lam, lam_u) -> float:
@@ -134,13 +135,18 @@ def switch_labels(Y, o, unl, S):
 
 
 def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX,
-                tag="") -> S3VMResult:
+                tag="", warm=None) -> S3VMResult:
     """Multi-switch transductive L2-SVM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
 
     1. MFN on the labeled rows (cost 1/l). 2. Label the unlabeled rows by their outputs so that
     exactly round(r·u) are positive. 3. λ′ = min(1e-5, λ_u), retrain on all rows from w = 0
     (unlabeled cost λ′/u). 4. Switch up to S pairs and retrain seeded until no pair qualifies;
     then λ′ ← min(1.5 λ′, λ_u); the round at λ′ = λ_u is the last.
+
+    ``warm`` = (w̃, labels of the unlabeled rows) of a solution on the same rows at a nearby
+    (larger) λ: steps 1-3 and the λ′ annealing are skipped, the switching starts at λ′ = λ_u
+    from that labelling and w̃ (continuation along the λ path plays the annealing's role).
+    The result is a local optimum of the same objective, not necessarily the cold start's.
     """
     t0 = time.perf_counter()
     X, y, lab, unl, r = _prepare(X, y, r, tag)
@@ -149,18 +155,24 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
     if u == 0:
         return _supervised_only(X, y, lab, unl, lam, lam_u, r,
                                 {"switches": 0, "lambda_u_steps": 0, "retrains": 1}, **kw)
-    sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
-    o_u = np.asarray(X[unl] @ sup.w[:-1]) + bias * sup.w[-1]
-    npos = int(math.floor(r * u + 0.5))  # round half up (Python's round() is half-even)
-    order = np.argsort(-o_u, kind="mergesort")  # ties: file order
     Y = y.copy()
-    Y[unl] = -1.0
-    Y[unl[order[:npos]]] = 1.0
     C = np.empty(y.size)
     C[lab] = 1.0 / l
-    lam0 = min(TSVM_LAMBDA_SMALL, lam_u)
-    C[unl] = lam0 / u
-    res = l2svm_mfn(X, Y, C, lam, **kw)  # SVMlin restarts from w = 0 here
+    if warm is not None and warm[1].size == u:
+        Y[unl] = warm[1]
+        lam0 = lam_u
+        C[unl] = lam0 / u
+        res = l2svm_mfn(X, Y, C, lam, w0=warm[0], **kw)
+    else:
+        sup = l2svm_mfn(X[lab], y[lab], np.full(l, 1.0 / l), lam, **kw)
+        o_u = np.asarray(X[unl] @ sup.w[:-1]) + bias * sup.w[-1]
+        npos = int(math.floor(r * u + 0.5))  # round half up (Python's round() is half-even)
+        order = np.argsort(-o_u, kind="mergesort")  # ties: file order
+        Y[unl] = -1.0
+        Y[unl[order[:npos]]] = 1.0
+        lam0 = min(TSVM_LAMBDA_SMALL, lam_u)
+        C[unl] = lam0 / u
+        res = l2svm_mfn(X, Y, C, lam, **kw)  # SVMlin restarts from w = 0 here
     trace = [(lam0, res.objective, int(np.sum(Y[unl] > 0)))]
     switches = 0
     steps = 0
@@ -193,8 +205,10 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
         retrains += 1
         trace.append((lam0, res.objective, int(np.sum(Y[unl] > 0))))
     cost = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
-    return S3VMResult(res.w, res.o, cost, r, {"switches": switches, "lambda_u_steps": steps,
-                                             "retrains": retrains}, trace)
+    out = S3VMResult(res.w, res.o, cost, r, {"switches": switches, "lambda_u_steps": steps,
+                                            "retrains": retrains}, trace)
+    out.warm = (res.w, Y[unl].copy())
+    return out
 
 
 # --------------------------------------------------------------------------- DA
@@ -374,7 +388,9 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
 # --------------------------------------------------------------------------- registry glue
 
 def _fit(name, solve):
-    def fit(X, y, cost, params):
+    def fit(X, y, cost, params, warm=None):
+        """Train; ``warm`` = the ``model.warm`` of a fit on the same rows with another λ
+        (tsvm only: see :func:`tsvm_binary`)."""
         t0 = time.perf_counter()
         X = _csr(X)
         bias = params["bias"]
@@ -390,8 +406,12 @@ def _fit(name, solve):
         if cost is not None and np.any(cost != 1.0):
             log.warning("%s does not use per-row cost: factors; they are ignored", name)
 
+        seeds: list = []
+
         def binary(Y, tag):
-            res = solve(X, Y, params, r, tag)
+            w0 = warm[len(seeds)] if warm is not None and len(warm) > len(seeds) else None
+            res = solve(X, Y, params, r, tag, w0)
+            seeds.append(res.warm)
             stats = {"objective": res.objective, "positive_fraction": res.r, **res.stats}
             log.info("%s%s: transductive objective %.10g, r = %.6g", tag, name, res.objective,
                      res.r)
@@ -402,18 +422,19 @@ def _fit(name, solve):
         model.stats["n_rows"] = [X.shape[0]]
         model.stats["n_unlabeled"] = [u]
         model.stats["train_time"] = [time.perf_counter() - t0]
+        model.warm = seeds
         return model
 
     return fit
 
 
-def _tsvm(X, Y, params, r, tag):
+def _tsvm(X, Y, params, r, tag, warm=None):
     return tsvm_binary(X, Y, params["lambda"], params["lambda_u"], params["max_switch"], r,
                        bias=params["bias"], eps=params["epsilon"], max_iter=params["max_iter"],
-                       tag=tag)
+                       tag=tag, warm=warm)
 
 
-def _da(X, Y, params, r, tag):
+def _da(X, Y, params, r, tag, warm=None):  # no seeding: DA anneals its own temperature
     return da_binary(X, Y, params["lambda"], params["lambda_u"], r, bias=params["bias"],
                      eps=params["epsilon"], max_iter=params["max_iter"], tag=tag)
 

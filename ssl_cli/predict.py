@@ -2,13 +2,51 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 import numpy as np
 
 from formats.model_file import read_model
 from formats.predictions import format_lines
-from formats.svmlight import CHUNK_BYTES, iter_chunks
+from formats.svmlight import CHUNK_BYTES, _LabelsFile, iter_line_blocks, open_input, parse_block
 from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
+from ssl_cli.parallel import Progress, Runner, resolve_jobs
+
+CHUNK_MB = CHUNK_BYTES >> 20
+_MODELS: dict = {}  # per worker process: model file -> (mtime, size, model)
+
+
+def _model(source):
+    """The model itself, or loaded once per process from its path (local workers)."""
+    if not isinstance(source, tuple):
+        return source
+    path, mtime, size = source
+    hit = _MODELS.get(path)
+    if hit is None or hit[:2] != (mtime, size):
+        hit = (mtime, size, read_model(path))
+        _MODELS[path] = hit
+    return hit[2]
+
+
+def predict_block(model_source, block: bytes, first_line: int, name: str, has_label: bool,
+                  zero_based: bool, values: bool, threads: int | None = None):
+    """(prediction lines, labels of the rows, predicted labels, rows) for whole input lines.
+
+    The one code path of sequential and parallel prediction, so their outputs are identical.
+    """
+    if threads is not None:
+        import numba
+
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    model = _model(model_source)
+    part = parse_block(block, first_line, name, has_label=has_label, zero_based=zero_based,
+                       n_features=model.n_features)
+    if part.n_rows == 0:
+        return "", part.y, part.y, 0
+    F = model.decision_function(part.X)
+    return format_lines(model, F, values), part.y, model.labels_from_values(F), part.n_rows
 
 PROG = "ssl-predict"
 
@@ -18,9 +56,17 @@ then the decision value (binary) or one value per label in the model's 'labels' 
 (one-vs-rest). With labeled input (label != 0), 'Accuracy = x% (c/t)' goes to stderr.
 
 \b
+Parallel: -j N predicts N pieces of the input at once in local processes, --cluster on a
+Dask cluster (the model goes to each worker once, the input pieces are read here and
+shipped, so no shared file system is needed); the output is the same, in input order, and
+memory stays flat (at most 2 pieces per worker in flight).
+
+\b
 Examples:
   ssl-predict test.svm train.svm.model predictions
   zcat big.svm.gz | ssl-predict --values - my.model - | head
+  ssl-predict -j -1 huge.svm my.model huge.pred
+  ssl-predict --cluster tcp://scheduler:8786 huge.svm my.model huge.pred
 
 Exit status: 0 ok, 1 data or model error, 2 usage error."""
 
@@ -36,34 +82,87 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
 @click.option("--labels", "labels_file", default=None, metavar="FILE",
               help="true labels in FILE, one per line; TEST then has features only (SVMlin's "
                    "layout)")
-@click.option("--chunk-mb", type=click.IntRange(1, 4096), default=CHUNK_BYTES >> 20,
+@click.option("--chunk-mb", type=click.IntRange(1, 4096), default=CHUNK_MB,
               show_default=True, help="read TEST in pieces of this many MB (memory stays flat)")
-@click.option("-q", "--quiet", is_flag=True, help="do not print the accuracy")
+@click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True, metavar="N",
+              help="local worker processes; -1 = all cores")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="predict on a Dask cluster, e.g. tcp://HOST:8786 (needs pip install "
+                   "'ssl-svm[cluster]')")
+@click.option("-q", "--quiet", is_flag=True, help="do not print the accuracy or progress")
 @user_errors(PROG)
-def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb, quiet):
+def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb, n_jobs,
+             cluster, quiet):
+    if cluster is not None and n_jobs != 1:
+        raise click.UsageError("-j is for local processes; the cluster's workers set the "
+                               "parallelism of --cluster")
+    resolve_jobs(n_jobs)
     log = setup_logging(PROG, quiet, False)
     model = read_model(model_path)
+    lab = _LabelsFile(labels_file) if labels_file is not None else None
+    stream = open_input(test)
+    size = _input_size(test)
+    progress = Progress(size or 1, "MB", enabled=not quiet and size is not None and
+                        sys.stderr.isatty() and size > 4 * (chunk_mb << 20))
+    runner = None
     out = AtomicOutput(output)
     correct = total = rows = 0
     try:
-        for chunk in iter_chunks(test, zero_based=zero_based, labels=labels_file,
-                                 n_features=model.n_features, chunk_bytes=chunk_mb << 20):
-            F = model.decision_function(chunk.X)
-            out.write(format_lines(model, F, values))
-            lab = chunk.y != 0
-            if lab.any():
-                pred = model.labels_from_values(F[lab])
-                correct += int(np.sum(pred == chunk.y[lab]))
-                total += int(lab.sum())
-            rows += chunk.n_rows
+        blocks = iter_line_blocks(stream, test, chunk_mb << 20)
+        if n_jobs == 1 and cluster is None:
+            results = (predict_block(model, b, first, test, lab is None, zero_based, values)
+                       + (len(b),) for b, first in blocks)
+        else:
+            runner = Runner(n_jobs, cluster, scatter=[model])
+            if runner.client is None:
+                st = os.stat(model_path)
+                source = (os.path.abspath(model_path), st.st_mtime_ns, st.st_size)
+            else:
+                source = model
+            log.debug("predicting with %s", runner.describe())
+            results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
+                                           values, runner.threads_per_worker)
+                                          for b, first in blocks), ordered=True)
+        for text, y, pred, n, nbytes in results:
+            if lab is not None and n:
+                y = lab.take(n, test)
+            out.write(text)
+            labeled = y != 0
+            if labeled.any():
+                correct += int(np.sum(pred[labeled] == y[labeled]))
+                total += int(labeled.sum())
+            rows += n
+            progress.update(nbytes / size if size else 0, f"{rows} rows")
+        if lab is not None:
+            lab.finish(test)
         out.commit()
     except BaseException:
         out.discard()
         raise
+    finally:
+        progress.clear()
+        if runner is not None:
+            runner.close()
+        if stream is not sys.stdin.buffer:
+            stream.close()
     if total:
         log.info("Accuracy = %g%% (%d/%d)", 100.0 * correct / total, correct, total)
     elif rows == 0:
         log.warning("%s has no data rows", test)
+
+
+def _sized(source, block, *args):
+    return predict_block(source, block, *args) + (len(block),)
+
+
+def _input_size(path: str) -> int | None:
+    """Bytes of an uncompressed regular file (for the progress bar), else None."""
+    if path == "-" or path.endswith((".gz", ".bz2")):
+        return None
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
 
 def main(argv=None):

@@ -48,6 +48,7 @@ def _epilog() -> str:
               "  ssl-train -a svm -W 0.001 train.svm             # writes train.svm.model",
               "  ssl-train -a rls -W 0.01 -Cp 2 train.svm my.model",
               "  ssl-train -a svm -v 5 train.svm                 # 5-fold cross-validation",
+              "  ssl-train -a svm -c 4 -v 5 train.svm            # LIBSVM's C: λ = 1/(2C)",
               "  ssl-train --labels train.labels features.svm     # SVMlin's split layout",
               "  ssl-train -a lapsvm -t rbf -g 0.01 -k 6 --gamma-i 1 train.svm",
               "  ssl-train -a lapsvm --early-stop validation --validation val.svm train.svm",
@@ -148,6 +149,22 @@ def _run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled)
     return run
 
 
+def _apply_c(ctx, algo, params: dict, c: float) -> None:
+    """-c C (LIBSVM's C, as tools/grid.py passes it): the regulariser becomes 1/(2C)."""
+    if not (c > 0 and np.isfinite(c)):
+        raise click.BadParameter(f"must be in (0, inf) (got {c:g})", ctx, param_hint="'-c'")
+    name = "lambda" if algo.param("lambda") else "gamma_a" if algo.param("gamma_a") else None
+    if name is None:
+        raise click.UsageError(f"-c is not used by -a {algo.name}", ctx)
+    p = algo.param(name)
+    if ctx.get_parameter_source(f"p_{name}") == click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError(f"-c sets {p.option}; give one or the other", ctx)
+    try:
+        params[name] = p.check(1.0 / (2.0 * c))
+    except ValueError as e:
+        raise click.UsageError(f"-c {c:g}: {e}", ctx) from None
+
+
 def _check_pu_labels(path, data, negatives_as_unlabeled, log) -> None:
     """Positive-unlabeled input: +1 and 0 only; -1 becomes 0 with --negatives-as-unlabeled."""
     neg = data.y == -1
@@ -200,6 +217,10 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
                    "training; prints 'Cross Validation Accuracy = x%'")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="random seed (cross-validation folds)")
+@click.option("-c", "libsvm_c", type=float, default=None, metavar="C",
+              help="LIBSVM's/liblinear's C, for tools/grid.py: sets the regulariser to "
+                   "1/(2C) (-W λ; --gamma-a for lapsvm, laprls), which makes svm and rls "
+                   "exactly liblinear's ½‖w‖² + C Σ loss² (-s 2 / -s 11 style)")
 @click.option("--zero-based", is_flag=True, help="feature indices start at 0 (default: 1)")
 @click.option("--labels", "labels_file", default=None, metavar="FILE",
               help="labels in FILE, one per line; TRAIN then has features only (SVMlin's "
@@ -224,12 +245,14 @@ def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @user_errors(PROG)
-def _train(train, model, algorithm, svmlin_algorithm, folds, seed, zero_based, labels_file,
-           unlabeled_file, transductive_file, values, validation_file, negatives_as_unlabeled,
-           max_memory, quiet, verbose, **kwargs):
+def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
+           labels_file, unlabeled_file, transductive_file, values, validation_file,
+           negatives_as_unlabeled, max_memory, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
+    if libsvm_c is not None:
+        _apply_c(ctx, algo, params, libsvm_c)
     run = _run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled)
     if folds is not None and algo.positive_unlabeled:
         raise click.UsageError(f"-v measures accuracy on held-out labeled rows, which are all "

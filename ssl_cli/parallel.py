@@ -1,0 +1,168 @@
+"""Running tasks: in this process, in local processes (joblib/loky, ``-j N``) or on a Dask
+cluster (``--cluster ADDRESS``, joblib's dask backend). One code path for all three.
+
+Objects named in ``scatter`` (the training data, a model) go to each Dask worker once;
+local processes get them through joblib's memory-mapping of large arrays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import time
+
+import click
+
+from formats.errors import DataError
+
+INSTALL_HINT = ("--cluster needs Dask: pip install 'ssl-svm[cluster]' (or pip install "
+                "'dask[distributed]')")
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def resolve_jobs(n_jobs: int) -> int:
+    """-j N as a number of workers: -1 = all cores, -2 = all but one, ... (joblib's rule)."""
+    if n_jobs == 0:
+        raise click.BadParameter("must not be 0 (1 = no parallelism, -1 = all cores)",
+                                 param_hint="'-j'")
+    return n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs)
+
+
+def connect(address: str):
+    """A dask.distributed Client for ``address`` (usage error without Dask installed)."""
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise click.UsageError(INSTALL_HINT) from None
+    try:
+        return Client(address, timeout="20s")
+    except (OSError, TimeoutError) as e:
+        raise DataError(address, f"cannot connect to the Dask scheduler: {e}") from None
+
+
+class Runner:
+    """Runs ``fn(*args)`` for a stream of tasks; yields results unordered or in task order.
+
+    workers: the number of tasks that may run at once (sets numba's per-worker threads).
+    """
+
+    def __init__(self, n_jobs: int = 1, cluster: str | None = None, scatter=()):
+        self.cluster = cluster
+        self.client = connect(cluster) if cluster else None
+        if self.client is not None:
+            info = self.client.scheduler_info()
+            nthreads = sum(w.get("nthreads", 1) for w in info.get("workers", {}).values())
+            self.workers = max(1, nthreads)
+        else:
+            self.workers = resolve_jobs(n_jobs)
+        self.scatter = list(scatter)
+
+    @property
+    def threads_per_worker(self) -> int | None:
+        """numba threads per task: the cores shared out locally; Dask workers keep theirs."""
+        if self.client is not None:
+            return None
+        return max(1, cpu_count() // self.workers)
+
+    def describe(self) -> str:
+        if self.client is not None:
+            n = len(self.client.scheduler_info().get("workers", {}))
+            return f"Dask cluster {self.cluster} ({n} workers, {self.workers} threads)"
+        return "1 process" if self.workers == 1 else f"{self.workers} local processes"
+
+    @contextlib.contextmanager
+    def _backend(self):
+        import joblib
+
+        if self.client is None:
+            yield joblib.Parallel(n_jobs=self.workers, pre_dispatch="2*n_jobs")
+            return
+        with joblib.parallel_config(backend="dask", scatter=self.scatter or None,
+                                    wait_for_workers_timeout=60):
+            yield joblib.Parallel(n_jobs=-1, pre_dispatch="2*n_jobs")
+
+    def run(self, fn, tasks, ordered: bool = False):
+        """Yield fn(*task) for each task (an iterable, consumed lazily)."""
+        if self.client is None and self.workers == 1:
+            # in this process, each result as soon as it exists (joblib's sequential backend
+            # may run every task before yielding the first)
+            for t in tasks:
+                yield fn(*t)
+            return
+        import joblib
+
+        with self._backend() as par:
+            par.return_as = "generator" if ordered else "generator_unordered"
+            yield from par(joblib.delayed(fn)(*t) for t in tasks)
+
+    def close(self):
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+
+class Progress:
+    """A progress bar with ETA on stderr: redrawn in place on a terminal, otherwise a line at
+    most every ``every`` seconds (batch logs); silent when ``enabled`` is False."""
+
+    def __init__(self, total: float, unit: str, enabled: bool = True, every: float = 10.0,
+                 width: int = 30):
+        self.total = max(total, 1e-12)
+        self.unit = unit
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.every = every
+        self.width = width
+        self.t0 = time.perf_counter()
+        self.last = -1e9
+        self.done = 0.0
+
+    def text(self, label: str = "") -> str:
+        el = time.perf_counter() - self.t0
+        frac = min(1.0, self.done / self.total)
+        eta = el / frac * (1 - frac) if frac > 0 else float("nan")
+        bar = "#" * int(frac * self.width)
+        eta_text = "?" if math.isnan(eta) else _duration(eta)
+        return (f"[{bar:<{self.width}}] {label or f'{self.done:g}/{self.total:g} {self.unit}'}"
+                f"  {_duration(el)} elapsed, ETA {eta_text}")
+
+    def update(self, amount: float, label: str = "") -> None:
+        self.done += amount
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.tty:
+            sys.stderr.write("\r" + self.text(label) + "\x1b[K")
+            sys.stderr.flush()
+        elif now - self.last >= self.every or self.done >= self.total:
+            sys.stderr.write(self.text(label) + "\n")
+            sys.stderr.flush()
+            self.last = now
+
+    def clear(self) -> None:
+        if self.enabled and self.tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+    def message(self, text: str) -> None:
+        """A line on stdout that does not tangle with the bar."""
+        self.clear()
+        click.echo(text)
+        sys.stdout.flush()
+
+
+def _duration(s: float) -> str:
+    if s < 60:
+        return f"{s:.1f} s"
+    if s < 3600:
+        return f"{int(s // 60)}m{int(s % 60):02d}s"
+    return f"{int(s // 3600)}h{int(s % 3600 // 60):02d}m"
+

@@ -1,0 +1,357 @@
+"""ssl-tune: cross-validated grid search, locally (-j N) or on a Dask cluster (--cluster).
+
+Prints one flushed line per finished grid point, then ``best ...``; ``--resume FILE`` keeps
+those lines in FILE and skips the points already there; ``--out MODEL`` trains the winner on
+all the data.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+import click
+import numpy as np
+
+from formats.errors import DataError
+from formats.model_file import write_model
+from formats.svmlight import read_dataset, stack_unlabeled
+from solvers.multiclass import class_labels
+from solvers.registry import ALGORITHMS, by_svmlin_code
+from solvers.tuning import METRICS, held_out_labels, make_problem, point_key, run_group, score
+from ssl_cli.common import CONTEXT, setup_logging, user_errors
+from ssl_cli.grid import parse_grid
+from ssl_cli.parallel import Progress, Runner, resolve_jobs
+from ssl_cli.train import (
+    _check_pu_labels,
+    _choose_algorithm,
+    _fmt,
+    _param_options,
+    _read_validation,
+    _run_options,
+    _solver_params,
+)
+
+PROG = "ssl-tune"
+RESUME_MAGIC = "# ssl-tune resume 1"
+
+EPILOG = """\b
+Grid (-G NAME=VALUES, repeatable): NAME is a parameter of the chosen algorithm (its canonical
+name, as in model files: lambda, lambda_u, gamma, gamma_a, gamma_i, ...); VALUES is a
+comma-separated list of values and ranges START:STOP:xFACTOR (geometric) or START:STOP:+STEP
+(arithmetic), STOP included. The grid is the product of the -G axes.
+
+\b
+Order and warm starts: points run coarse to fine (both ends of every axis first, then
+bisection). For rls, svm, tsvm (along lambda) and lapsvm, laprls (along gamma_a) the values
+of that axis form a path, run largest first on each fold, each fit seeded by the previous one
+(tsvm: its labelling of the unlabeled rows seeds the switching at the final lambda_u, instead
+of annealing from 1e-5). --no-warm-start fits every point from scratch.
+
+\b
+Output: one line per finished point, NAME=VALUE ... METRIC=SCORE time=SECONDS (fits summed over
+the folds), or NAME=VALUE ... failed: MESSAGE after a retry; then
+'best NAME=VALUE ... METRIC=SCORE' (ties: the first in grid order). Metrics: accuracy and f1 in
+percent (f1 of the positive class, the larger label; macro-average for more classes), auc in
+[0, 1], pu = recall^2 / P(y=+1) (Lee & Liu, ICML 2003): recall on the held-out labeled
+positives, P(y=+1) the predicted-positive fraction of the unlabeled training rows; the
+default for usmo, whose held-out rows are all positive.
+
+\b
+Examples:
+  ssl-tune -a svm -G lambda=1e-4:1e-1:x10 train.svm
+  ssl-tune -a tsvm -G lambda=1e-4:1e-1:x10 -G lambda_u=0.1,1,10 -j -1 --out best.model train.svm
+  ssl-tune -a lapsvm -t rbf -G gamma_a=1e-6:1e-2:x10 -G gamma_i=0.01,1 train.svm val.svm
+  ssl-tune -a usmo --prior 0.3 -G lambda=1e-4:1e-1:x10 pu.svm          # metric pu
+  ssl-tune -a svm -G lambda=1e-6:1:x10 --resume grid.txt train.svm      # rerun to resume
+  ssl-tune -a svm -G lambda=1e-6:1:x10 --cluster tcp://scheduler:8786 train.svm
+
+Exit status: 0 ok, 1 data or model error, 2 usage error."""
+
+
+def _check_metric(ctx, metric, algo, n_classes, has_validation):
+    if metric is None:
+        return "pu" if algo.positive_unlabeled else "accuracy"
+    if algo.positive_unlabeled and not has_validation and metric != "pu":
+        raise click.UsageError(f"--metric {metric} needs labeled negatives; the held-out rows "
+                               f"of {algo.name} are all positive (use --metric pu, or give a "
+                               "labeled VALIDATION file)", ctx)
+    if metric in ("auc", "pu") and n_classes > 2:
+        raise click.UsageError(f"--metric {metric} is for two classes ({n_classes} found)", ctx)
+    return metric
+
+
+class ResumeFile:
+    """The result lines of a run, kept on the machine running ssl-tune (workers never see it).
+
+    Line 1 is ``# ssl-tune resume 1 <fingerprint>``; then the lines printed on stdout. A line
+    cut by a kill (no final newline) is dropped; failed points are run again.
+    """
+
+    def __init__(self, path: str, fingerprint: str, metric: str):
+        self.path = path
+        self.done: dict[str, tuple[str, float]] = {}
+        header = f"{RESUME_MAGIC} {fingerprint} metric={metric}\n"
+        lines: list[str] = []
+        if os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as e:
+                raise DataError(path, f"cannot read: {e.strerror or e}") from None
+            lines = text.splitlines(keepends=True)
+            if lines and not lines[-1].endswith("\n"):
+                lines.pop()
+            if lines and lines[0] != header:
+                if not lines[0].startswith(RESUME_MAGIC):
+                    raise DataError(path, "not an ssl-tune resume file", 1)
+                raise DataError(path, "was written by a run with other data, algorithm, fixed "
+                                "options, folds, seed or metric; use another --resume file", 1)
+        if not lines:
+            lines = [header]
+        self.lines = lines
+        for line in lines[1:]:
+            parsed = _parse_result(line, metric)
+            if parsed is not None:
+                self.done[parsed[0]] = (line.rstrip("\n"), parsed[1])
+        try:  # rewrite without a cut last line, then append
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.writelines(lines)
+            os.replace(tmp, path)
+            self.f = open(path, "a", encoding="utf-8")
+        except OSError as e:
+            raise DataError(path, f"cannot write: {e.strerror or e}") from None
+
+    def add(self, line: str) -> None:
+        self.f.write(line + "\n")
+        self.f.flush()
+        os.fsync(self.f.fileno())
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def _parse_result(line: str, metric: str):
+    """(point key, score) of a finished point's line, None for failed or foreign lines."""
+    if line.startswith(("#", "best ")) or " failed" in line:
+        return None
+    tokens = line.split()
+    key = []
+    for t in tokens:
+        name, eq, value = t.partition("=")
+        if not eq:
+            return None
+        if name == metric:
+            try:
+                return " ".join(key), float(value)
+            except ValueError:
+                return None
+        key.append(t)
+    return None
+
+
+def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
+    return f"{key} {metric}={value:.6g} time={seconds:.3g}"
+
+
+@click.command(context_settings=CONTEXT, epilog=EPILOG,
+               help="Cross-validated grid search over the parameters of one algorithm on TRAIN "
+                    "(SVMlight format; label 0 = unlabeled, kept in every training fold); with "
+                    "VALIDATION (labeled rows) each point trains on all of TRAIN and is scored "
+                    "there instead.")
+@click.argument("train", metavar="TRAIN")
+@click.argument("validation_file", metavar="[VALIDATION]", required=False)
+@click.option("-a", "--algorithm", default=None, metavar="NAME",
+              help=f"solver: {', '.join(ALGORITHMS)} [default: svm]")
+@click.option("-A", "svmlin_algorithm", default=None, metavar="N",
+              help="SVMlin's algorithm number, an alias of -a: " + ", ".join(
+                  f"{c} = {n}" for c, n in sorted(by_svmlin_code().items())))
+@click.option("-G", "--grid", "grid_specs", multiple=True, metavar="NAME=VALUES",
+              help="a grid axis, e.g. lambda=1e-4:1e-1:x10 or gamma=0.5,1,2 (repeatable)")
+@click.option("-v", "--folds", type=int, default=None, metavar="N",
+              help="N-fold stratified cross-validation over the labeled rows [default: 5]")
+@click.option("--metric", type=click.Choice(METRICS), default=None,
+              help="what to maximise [default: accuracy; pu for usmo]")
+@click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True, metavar="N",
+              help="local worker processes; -1 = all cores")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="run on a Dask cluster, e.g. tcp://HOST:8786 (the data go to each worker "
+                   "once; needs pip install 'ssl-svm[cluster]')")
+@click.option("--resume", "resume_file", default=None, metavar="FILE",
+              help="keep the result lines in FILE; points already there are not run again")
+@click.option("--out", "out_model", default=None, metavar="MODEL",
+              help="train the best point on all the data and write the model here")
+@click.option("--no-warm-start", is_flag=True,
+              help="fit every point from scratch (no seeding along the regularisation path)")
+@click.option("--seed", type=int, default=0, show_default=True, help="random seed of the folds")
+@click.option("--zero-based", is_flag=True, help="feature indices start at 0 (default: 1)")
+@click.option("--labels", "labels_file", default=None, metavar="FILE",
+              help="labels in FILE, one per line; TRAIN then has features only")
+@click.option("--unlabeled", "unlabeled_file", default=None, metavar="FILE",
+              help="more training rows from FILE, all treated as unlabeled")
+@click.option("--negatives-as-unlabeled", is_flag=True,
+              help="treat rows labeled -1 as unlabeled [usmo]")
+@click.option("--max-memory", default=None, metavar="SIZE",
+              help="memory allowed for n×n matrices per fit, e.g. 2G [kernel and graph "
+                   "solvers]")
+@click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
+@click.option("--verbose", is_flag=True, help="the solvers' progress too (with -j 1)")
+@user_errors(PROG)
+def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds, metric,
+          n_jobs, cluster, resume_file, out_model, no_warm_start, seed, zero_based,
+          labels_file, unlabeled_file, negatives_as_unlabeled, max_memory, quiet, verbose,
+          **kwargs):
+    ctx = click.get_current_context()
+    algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
+    params = _solver_params(ctx, algo, kwargs)
+    run = _run_options(ctx, algo, None, max_memory, negatives_as_unlabeled)
+    if not grid_specs:
+        raise click.UsageError("give at least one -G NAME=VALUES (names for -a "
+                               f"{algo.name}: {', '.join(p.name for p in algo.params)})", ctx)
+    fixed = {n[2:] for n in kwargs
+             if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
+    grid = parse_grid(grid_specs, algo.params, algo.name, fixed)
+    if validation_file is not None and folds is not None:
+        raise click.UsageError("VALIDATION replaces the folds; drop -v or VALIDATION", ctx)
+    folds = 5 if folds is None else folds
+    if folds < 2:
+        raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
+                                 param_hint="'-v'")
+    if cluster is not None and n_jobs != 1:
+        raise click.UsageError("-j is for local processes; the cluster's workers set the "
+                               "parallelism of --cluster", ctx)
+    resolve_jobs(n_jobs)
+    if algo.positive_unlabeled:  # before reading: the rule needs no data
+        _check_metric(ctx, metric, algo, 2, validation_file is not None)
+    log = setup_logging(PROG, quiet, verbose)
+    if not verbose:  # per-point lines, not the solvers' own progress
+        import logging
+
+        logging.getLogger("ssl.solver").setLevel(logging.WARNING)
+
+    data = read_dataset(train, zero_based=zero_based, labels=labels_file)
+    if unlabeled_file is not None:
+        data = stack_unlabeled(data, read_dataset(unlabeled_file, zero_based=zero_based))
+    if algo.positive_unlabeled:
+        _check_pu_labels(train, data, negatives_as_unlabeled, log)
+    labeled = data.y != 0
+    n_lab = int(labeled.sum())
+    if n_lab == 0:
+        raise DataError(train, "no labeled rows (every label is 0)")
+    if not algo.uses_unlabeled and n_lab < data.n_rows:
+        log.info("ignoring %d unlabeled rows (label 0): %s trains on labeled rows only",
+                 data.n_rows - n_lab, algo.name)
+        data = data.subset(np.flatnonzero(labeled))
+    classes = class_labels(data.y)
+    if len(classes) < 2 and not algo.positive_unlabeled:
+        raise DataError(train, f"only one class ({classes[0]}) among the labeled rows; "
+                        f"{algo.name} needs two; for positive-unlabeled data use -a usmo")
+    validation = None
+    if validation_file is not None:
+        vclasses = classes if not algo.positive_unlabeled else [-1, 1]
+        validation = _read_validation(validation_file, zero_based, data.X.shape[1], vclasses)
+    n_classes = len(classes) if not algo.positive_unlabeled else 2
+    metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
+    if validation is None:
+        smallest = min(int(np.sum(data.y == c)) for c in classes)
+        if folds > n_lab:
+            raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
+                            f"(found {n_lab})")
+        if smallest < folds:
+            log.warning("a class has %d labeled rows, fewer than the %d folds: some folds "
+                        "hold none of it out", smallest, folds)
+
+    problem = make_problem(algo.name, data.X, data.y, data.cost, params, run, folds, seed,
+                           validation)
+    warm = not no_warm_start and algo.warm_path in dict(grid.axes)
+    groups = grid.groups(algo.warm_path if warm else None)
+    points = grid.points()
+    keys = [point_key(p) for p in points]
+
+    resume = ResumeFile(resume_file, problem.fingerprint(), metric) if resume_file else None
+    scores: dict[int, float] = {}
+    if resume is not None:
+        for k, key in enumerate(keys):
+            if key in resume.done:
+                line, value = resume.done[key]
+                scores[k] = value
+                click.echo(line)
+        sys.stdout.flush()
+        log.info("resuming from %s: %d of %d points done", resume_file, len(scores), len(keys))
+    todo = [[k for k in g if k not in scores] for g in groups]
+    todo = [g for g in todo if g]
+    n_todo = sum(len(g) for g in todo)
+    n_folds = problem.n_folds
+    fixed_text = " ".join(f"{k}={_fmt(v)}" for k, v in params.items()
+                          if k not in dict(grid.axes))
+    runner = Runner(n_jobs, cluster, scatter=[problem]) if n_todo else None
+    log.info("%s: %d points%s, %s, metric %s%s; fixed %s", algo.name, grid.size,
+             f" × {n_folds} folds" if validation is None else " (validation file)",
+             runner.describe() if runner else "nothing to run", metric,
+             f", warm starts along {algo.warm_path}" if warm else "", fixed_text)
+
+    progress = Progress(n_todo, "points", enabled=not quiet)
+    pending: dict[int, list] = {}
+    truth = [held_out_labels(problem, f) for f in range(n_folds)]
+    t0 = time.perf_counter()
+    try:
+        if runner is not None:
+            tasks = ((problem, [(k, points[k]) for k in g], f, warm,
+                      runner.threads_per_worker) for g in todo for f in range(n_folds))
+            for results in runner.run(run_group, tasks):
+                for r in results:
+                    pending.setdefault(r.point, []).append(r)
+                    if len(pending[r.point]) < n_folds:
+                        continue
+                    res = sorted(pending.pop(r.point), key=lambda q: q.fold)
+                    secs = sum(q.seconds for q in res)
+                    bad = [q for q in res if q.error is not None]
+                    if bad:
+                        q = bad[0]
+                        where = f"fold {q.fold + 1} of {n_folds}, " if validation is None else ""
+                        line = (f"{keys[r.point]} failed ({where}{q.attempts} attempts): "
+                                f"{q.error}")
+                    else:
+                        value = score(metric, np.concatenate([truth[q.fold] for q in res]), res)
+                        scores[r.point] = value
+                        line = _result_line(keys[r.point], metric, value, secs)
+                    progress.message(line)
+                    if resume is not None:
+                        resume.add(line)
+                    progress.update(1, f"{len(scores)}/{len(keys)} points")
+    finally:
+        progress.clear()
+        if runner is not None:
+            runner.close()
+        if resume is not None:
+            resume.close()
+    log.info("grid done in %.2f s", time.perf_counter() - t0)
+    ok = [k for k in range(len(points)) if k in scores and not math.isnan(scores[k])]
+    if not ok:
+        raise DataError(train, "every grid point failed; see the lines above")
+    best = max(ok, key=lambda k: (scores[k], -k))
+    click.echo(f"best {keys[best]} {metric}={scores[best]:.6g}")
+    sys.stdout.flush()
+    if out_model is not None:
+        tb = time.perf_counter()
+        m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
+        write_model(m, out_model)
+        log.info("trained %s with %s on all %d rows in %.2f s; model written to %s", algo.name,
+                 keys[best], data.n_rows, time.perf_counter() - tb, out_model)
+
+
+for _opt in _param_options():
+    _tune.params.append(_opt)
+
+
+def main(argv=None):
+    """Console entry point."""
+    return _tune.main(args=argv, prog_name=PROG)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

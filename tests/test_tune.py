@@ -1,0 +1,297 @@
+"""ssl-tune: grid syntax, results equal to in-process fits, -j 2 = -j 1, warm starts, resume
+after a kill, metrics, --out, the VALIDATION mode; ssl-train -c (LIBSVM's grid.py)."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import BIN, SAMPLES, run, shared
+
+from formats.model_file import read_model
+from formats.svmlight import read_dataset
+from solvers import tuning
+from solvers.crossval import stratified_folds
+from solvers.registry import ALGORITHMS
+from ssl_cli import tune as tune_cli
+from ssl_cli.grid import parse_axis
+
+PCMAC = SAMPLES / "pcmac.train"
+LINE = re.compile(r"^(?P<key>(?:\S+=\S+ )+?)(?P<metric>accuracy|f1|auc|pu)=(?P<v>\S+) "
+                  r"time=\S+$")
+
+
+def results(stdout: str) -> dict:
+    """point key -> score from ssl-tune's output (the best line separately)."""
+    out = {}
+    for line in stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            out[m.group("key").strip()] = float(m.group("v"))
+    return out
+
+
+def best_line(stdout: str) -> str:
+    lines = [x for x in stdout.splitlines() if x.startswith("best ")]
+    assert len(lines) == 1, stdout
+    return lines[0]
+
+
+def cv_fits(algo, X, y, cost, points, k=5, seed=0, warm=False, metric="accuracy"):
+    """Reference: every point fitted in this process on the same folds, pooled held-out score;
+    with ``warm`` the points are one path, each fit seeded by the previous on its fold."""
+    a = ALGORITHMS[algo]
+    folds = stratified_folds(y, k, seed)
+    pred = {i: np.zeros(y.size) for i in range(len(points))}
+    for f in range(k):
+        tr, te = folds != f, folds == f
+        seed_state = None
+        for i, p in enumerate(points):
+            params = {**a.defaults(), **p}
+            kw = {"warm": seed_state} if warm and seed_state is not None else {}
+            m = a.fit(X[tr], y[tr], cost[tr], params, **kw)
+            seed_state = m.warm
+            pred[i][te] = m.predict(X[te])
+    lab = y != 0
+    return [100.0 * np.mean(pred[i][lab] == y[lab]) for i in range(len(points))]
+
+
+# --------------------------------------------------------------------------- grid syntax
+
+def test_grid_ranges_and_lists():
+    params = ALGORITHMS["lapsvm"].params
+    assert parse_axis("gamma_a=1e-4:1e-1:x10", params, "lapsvm") == \
+        ("gamma_a", [1e-4, 1e-3, 1e-2, 0.1])
+    assert parse_axis("neighbors=4:12:+2", params, "lapsvm") == ("neighbors", [4, 6, 8, 10, 12])
+    assert parse_axis("gamma-i=0.5,1,2,1", params, "lapsvm") == ("gamma_i", [0.5, 1.0, 2.0])
+    assert parse_axis("kernel=linear,2", params, "lapsvm") == ("kernel", ["linear", "rbf"])
+    assert parse_axis("gamma_a=1e-6:1e-5:x2,1", params, "lapsvm")[1] == \
+        [1e-6, 2e-6, 4e-6, 8e-6, 1.0]
+
+
+def test_coarse_to_fine_order_and_paths():
+    g = tuning.Grid([("lambda", [1.0, 0.1, 0.01]), ("lambda_u", [1, 2, 3, 4, 5])])
+    # without a path: the 2×2 corners first, then the middles
+    order = [k for grp in g.groups(None) for k in grp]
+    assert sorted(order) == list(range(15))
+    first4 = {tuple(g.point(t).values()) for t in [list(g.index_tuples())[k] for k in order[:4]]}
+    assert first4 == {(1.0, 1), (1.0, 5), (0.01, 1), (0.01, 5)}
+    # with a warm path along lambda: one group per lambda_u, lambda largest first
+    groups = g.groups("lambda")
+    assert len(groups) == 5 and all(len(x) == 3 for x in groups)
+    pts = g.points()
+    assert [pts[k]["lambda"] for k in groups[0]] == [1.0, 0.1, 0.01]
+    assert [pts[groups[i][0]]["lambda_u"] for i in range(5)] == [1, 5, 3, 2, 4]
+
+
+USAGE = [
+    (["-G", "lambda=1e-4:1e-1:y10"], "-G lambda=1e-4:1e-1:y10: '1e-4:1e-1:y10' is not a range; "
+     "a range is START:STOP:xFACTOR (geometric) or START:STOP:+STEP (arithmetic)"),
+    (["-G", "nosuch=1,2"], "-G nosuch=1,2: unknown parameter 'nosuch' for -a svm (valid: "
+     "lambda, cost_positive, cost_negative, epsilon, bias, max_iter)"),
+    (["-G", "lambda=-1,1"], "-G lambda=-1,1: -W/--lambda must be in (0, inf) (got -1)"),
+    (["-G", "lambda=1e-1:1e-4:x10"], "-G lambda=1e-1:1e-4:x10: the range '1e-1:1e-4:x10' goes "
+     "down (STOP < START)"),
+    (["-G", "lambda=0:1:x10"], "-G lambda=0:1:x10: a geometric range needs START > 0 and "
+     "FACTOR > 1 (got '0:1:x10')"),
+    (["-G", "lambda=1,2", "-G", "lambda=3"], "-G lambda=3: lambda is already on the grid"),
+    (["-W", "1", "-G", "lambda=1,2"], "-G lambda=1,2: lambda is also fixed by -W/--lambda; give "
+     "one or the other"),
+    (["-G", "max_iter=1.5"], "-G max_iter=1.5: --max-iter must be an integer (got '1.5')"),
+    (["-G", "lambda"], "-G lambda: expected NAME=VALUES, e.g. -G lambda=1e-4:1e-1:x10 (names for "
+     "-a svm: lambda, cost_positive, cost_negative, epsilon, bias, max_iter)"),
+    ([], "give at least one -G NAME=VALUES (names for -a svm: lambda, cost_positive, "
+     "cost_negative, epsilon, bias, max_iter)"),
+    (["-G", "lambda=1", "-a", "usmo", "--metric", "accuracy"], None),  # checked below
+    (["-G", "lambda=1", "-j", "2", "--cluster", "tcp://127.0.0.1:1"],
+     "-j is for local processes; the cluster's workers set the parallelism of --cluster"),
+]
+
+
+@pytest.mark.parametrize("args,message", USAGE[:-2] + USAGE[-1:])
+def test_usage_errors(args, message):
+    r = run("ssl-tune", *args, PCMAC)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.rstrip().splitlines()[-1] == f"Error: {message}", r.stderr
+    assert r.stdout == ""
+
+
+def test_metric_rules(tmp):
+    r = run("ssl-tune", "-a", "usmo", "-G", "lambda=1", "--metric", "accuracy",
+            SAMPLES / "pcmac.train", check=2)
+    assert "Error: --metric accuracy needs labeled negatives; the held-out rows of usmo are all " \
+           "positive (use --metric pu, or give a labeled VALIDATION file)" in r.stderr
+    three = tmp / "three.svm"
+    three.write_text("".join(f"{c} 1:{c + 0.1 * i} 2:{i % 3}\n" for c in (1, 2, 3)
+                             for i in range(6)))
+    r = run("ssl-tune", "-a", "svm", "-v", "2", "-G", "lambda=1", "--metric", "auc", three,
+            check=2)
+    assert "Error: --metric auc is for two classes (3 found)" in r.stderr
+
+
+def test_cluster_without_dask_says_how_to_install(monkeypatch):
+    for mod in ("dask", "dask.distributed", "distributed"):
+        monkeypatch.setitem(sys.modules, mod, None)  # import fails as if not installed
+    r = CliRunner().invoke(tune_cli._tune, ["-G", "lambda=1", "--cluster", "tcp://127.0.0.1:1",
+                                            str(PCMAC)])
+    assert r.exit_code == 2
+    assert "--cluster needs Dask: pip install 'ssl-svm[cluster]' (or pip install " \
+           "'dask[distributed]')" in r.output
+
+
+# --------------------------------------------------------------------------- results
+
+def test_results_equal_in_process_fits_cold_and_warm():
+    d = read_dataset(str(PCMAC))
+    lab = d.y != 0
+    X, y, c = d.X[lab], d.y[lab], d.cost[lab]
+    lams = [1.0, 0.1, 0.01, 0.001]
+    cold = cv_fits("svm", X, y, c, [{"lambda": v} for v in lams])
+    warm = cv_fits("svm", X, y, c, [{"lambda": v} for v in lams], warm=True)
+    for flag, ref in (("--no-warm-start", cold), (None, warm)):
+        r = run("ssl-tune", "-q", "-a", "svm", "-G", "lambda=1e-3:1:x10",
+                *([flag] if flag else []), PCMAC, check=0)
+        got = results(r.stdout)
+        assert set(got) == {f"lambda={v!r}" for v in lams}
+        for v, acc in zip(lams, ref):
+            assert got[f"lambda={v!r}"] == pytest.approx(acc, abs=5e-5), (flag, v)
+        best = max(range(4), key=lambda i: (ref[i], -sorted(lams).index(lams[i])))
+        assert best_line(r.stdout) == f"best lambda={lams[best]!r} accuracy={ref[best]:.6g}"
+
+
+def test_tsvm_warm_path_equals_chained_fits_and_j2_equals_j1():
+    d = read_dataset(str(PCMAC))
+    lams = [0.1, 0.01, 0.001]
+    ref = cv_fits("tsvm", d.X, d.y, d.cost, [{"lambda": v} for v in lams], warm=True)
+    outs = []
+    for j in ("1", "2"):
+        r = run("ssl-tune", "-q", "-j", j, "-a", "tsvm", "-G", "lambda=1e-3:1e-1:x10",
+                "-G", "lambda_u=0.5,1", PCMAC, check=0)
+        outs.append(r.stdout)
+    a, b = results(outs[0]), results(outs[1])
+    assert len(a) == 6 and a == b
+    assert best_line(outs[0]) == best_line(outs[1])
+    for v, acc in zip(lams, ref):  # lambda_u = 1 is the default the reference used
+        assert a[f"lambda={v!r} lambda_u=1.0"] == pytest.approx(acc, abs=5e-5)
+
+
+def test_validation_file_mode_and_out_model(tmp):
+    train, test = SAMPLES / "pcmac.train", SAMPLES / "pcmac.test"
+    r = run("ssl-tune", "-q", "-a", "lapsvm", "-t", "linear", "-G", "gamma_a=1e-4,1e-2,1",
+            "--out", tmp / "best.model", train, test, check=0)
+    got = results(r.stdout)
+    d, v = read_dataset(str(train)), read_dataset(str(test))
+    a = ALGORITHMS["lapsvm"]
+    for g in (1e-4, 1e-2, 1.0):
+        m = a.fit(d.X, d.y, d.cost, {**a.defaults(), "kernel": "linear", "gamma_a": g})
+        acc = 100 * np.mean(m.predict(v.X[:, : d.X.shape[1]]) == v.y)
+        assert got[f"gamma_a={g!r}"] == pytest.approx(acc, abs=5e-5)
+    best = best_line(r.stdout)
+    m = read_model(str(tmp / "best.model"))
+    assert best.startswith(f"best gamma_a={m.params['gamma_a']!r} ")
+    assert m.params["kernel"] == "linear"
+    r = run("ssl-predict", test, tmp / "best.model", tmp / "p", check=0)
+    acc = float(re.search(r"Accuracy = ([0-9.]+)%", r.stderr).group(1))
+    assert best.endswith(f"accuracy={acc:.6g}")
+
+
+def test_metrics_against_brute_force():
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(200) < 0.4, 1, -1)
+    v = rng.normal(size=200) + 0.8 * y
+    v[:20] = np.round(v[:20])  # some ties
+    pos, neg = v[y == 1], v[y == -1]
+    pairs = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    assert tuning.auc(y == 1, v) == pytest.approx(pairs / (pos.size * neg.size), rel=1e-12)
+    pred = np.where(v > 0, 1, -1)
+    tp = np.sum((pred == 1) & (y == 1))
+    prec, rec = tp / np.sum(pred == 1), tp / np.sum(y == 1)
+    assert tuning.f1(y, pred, 1) == pytest.approx(200 * prec * rec / (prec + rec), rel=1e-12)
+    res = [tuning.FoldResult(0, 0, 0.0, pred[:100], v[:100], 0.3, [1, -1]),
+           tuning.FoldResult(0, 1, 0.0, pred[100:], v[100:], 0.5, [1, -1])]
+    assert tuning.score("pu", y, res) == pytest.approx(rec ** 2 / 0.4, rel=1e-12)
+    assert tuning.score("accuracy", y, res) == pytest.approx(100 * np.mean(pred == y))
+
+
+def test_usmo_default_metric_pu():
+    # PU data: the sample's +1 rows labeled, everything else unlabeled
+    src = shared("bench", "usps49-10", "train.svm")
+    r = run("ssl-tune", "-q", "-a", "usmo", "-t", "linear", "--negatives-as-unlabeled", "-v", "3",
+            "-G", "lambda=1e-3,1e-1", src, check=0)
+    got = results(r.stdout)
+    assert len(got) == 2 and all(np.isfinite(x) and x > 0 for x in got.values())
+    assert " pu=" in best_line(r.stdout)
+
+
+def test_failed_point_is_retried_then_reported():
+    # lapsvm's direct solver needs an n×n system: a tiny --max-memory makes every fit fail
+    r = run("ssl-tune", "-q", "-a", "lapsvm", "--max-memory", "1K", "-G", "gamma_a=1e-2,1",
+            PCMAC)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and all(" failed (fold 1 of 5, 2 attempts): " in x for x in lines)
+    assert r.stderr.rstrip().endswith("every grid point failed; see the lines above")
+
+
+# --------------------------------------------------------------------------- resume
+
+def test_resume_after_kill_runs_only_the_missing_points(tmp):
+    data = PCMAC
+    args = ["-q", "-a", "tsvm", "--no-warm-start", "-G", "lambda=1e-5:1e-1:x10",
+            "-G", "lambda_u=0.1,1,10", data]
+    state = tmp / "grid.txt"
+    p = subprocess.Popen([str(BIN / "ssl-tune"), *map(str, args), "--resume", str(state)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if state.exists() and len(state.read_text().splitlines()) >= 4:  # header + 3 points
+            break
+        time.sleep(0.01)
+    os.kill(p.pid, signal.SIGKILL)
+    p.communicate()
+    assert p.returncode == -signal.SIGKILL  # killed mid-grid, not finished
+    before = state.read_text().splitlines()
+    n_done = len(before) - 1
+    assert 3 <= n_done < 15
+    r = run("ssl-tune", *args, "--resume", state, check=0)
+    after = state.read_text().splitlines()
+    assert after[: len(before)] == before  # kept, then only the missing points appended
+    keys = [LINE.match(x).group("key") for x in after[1:]]
+    assert len(after) - 1 == 15 and len(set(keys)) == 15
+    assert results(r.stdout) == results("\n".join(after[1:]))  # old lines reprinted, new ones
+    full = run("ssl-tune", *args, check=0)
+    assert results(full.stdout) == results(r.stdout)
+    assert best_line(full.stdout) == best_line(r.stdout)
+    # a resume file of another setup is refused
+    r = run("ssl-tune", "-q", "-a", "tsvm", "-U", "2", "--no-warm-start", "-G", "lambda=1e-4",
+            data, "--resume", state, check=1)
+    assert "was written by a run with other data, algorithm, fixed options, folds, seed or " \
+           "metric; use another --resume file" in r.stderr
+
+
+# --------------------------------------------------------------------------- ssl-train -c
+
+def test_train_c_is_liblinears_c(tmp):
+    from liblinear.liblinearutil import train as liblinear_train
+
+    r = run("ssl-train", "-a", "svm", "-c", "2", "-e", "1e-10", PCMAC, tmp / "m", check=0)
+    assert "svm: lambda=0.25 " in r.stderr
+    m = read_model(str(tmp / "m"))
+    d = read_dataset(str(PCMAC))
+    lab = d.y != 0
+    X, y = d.X[lab], d.y[lab]
+    ll = liblinear_train(y.tolist(), X, "-s 2 -B 1 -c 2 -e 1e-10 -q")
+    w, b = ll.get_decfun()
+    sign = 1 if ll.get_labels()[0] == 1 else -1
+    np.testing.assert_allclose(m.function.W[:, 0], sign * np.array(w)[: X.shape[1]],
+                               rtol=1e-5, atol=1e-7)
+    assert m.function.b[0] == pytest.approx(sign * b, rel=1e-5, abs=1e-7)
+    r = run("ssl-train", "-a", "svm", "-c", "2", "-W", "1", PCMAC, tmp / "m", check=2)
+    assert "Error: -c sets -W/--lambda; give one or the other" in r.stderr
+    r = run("ssl-train", "-a", "lapsvm", "-c", "0.5", "-t", "linear", PCMAC, tmp / "m", check=0)
+    assert read_model(str(tmp / "m")).params["gamma_a"] == 1.0
