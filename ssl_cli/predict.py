@@ -30,12 +30,31 @@ def _model(source):
     return hit[2]
 
 
+def blas_threads() -> int | None:
+    """The BLAS thread count of this process (None if no BLAS library is loaded)."""
+    from threadpoolctl import threadpool_info
+
+    n = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    return max(n) if n else None
+
+
 def predict_block(model_source, block: bytes, first_line: int, name: str, has_label: bool,
-                  zero_based: bool, values: bool, threads: int | None = None):
+                  zero_based: bool, values: bool, threads: int | None = None,
+                  blas: int | None = None):
     """(prediction lines, labels of the rows, predicted labels, rows) for whole input lines.
 
     The one code path of sequential and parallel prediction, so their outputs are identical.
+    ``blas``: run BLAS with this many threads, the count of the process that reads the input:
+    a dense product's rounding depends on how BLAS splits it among threads, and workers
+    (loky, Dask) start with one thread each, so kernel models' decision values would differ in
+    the last digits.
     """
+    if blas is not None:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(blas, user_api="blas"):
+            return predict_block(model_source, block, first_line, name, has_label, zero_based,
+                                 values, threads)
     if threads is not None:
         import numba
 
@@ -120,8 +139,9 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
             else:
                 source = model
             log.debug("predicting with %s", runner.describe())
+            blas = blas_threads()
             results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
-                                           values, runner.threads_per_worker)
+                                           values, runner.threads_per_worker, blas)
                                           for b, first in blocks), ordered=True)
         for text, y, pred, n, nbytes in results:
             if lab is not None and n:
