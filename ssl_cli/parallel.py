@@ -8,6 +8,7 @@ local processes get them through joblib's memory-mapping of large arrays.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import sys
@@ -79,18 +80,27 @@ class Runner:
         return "1 process" if self.workers == 1 else f"{self.workers} local processes"
 
     @contextlib.contextmanager
-    def _backend(self):
+    def _backend(self, batch_size="auto"):
         import joblib
 
         if self.client is None:
-            yield joblib.Parallel(n_jobs=self.workers, pre_dispatch="2*n_jobs")
+            with joblib.Parallel(n_jobs=self.workers, pre_dispatch="2*n_jobs",
+                                 batch_size=batch_size) as par:
+                yield par
             return
         with joblib.parallel_config(backend="dask", scatter=self.scatter or None,
                                     wait_for_workers_timeout=60):
-            yield joblib.Parallel(n_jobs=-1, pre_dispatch="2*n_jobs")
+            with joblib.Parallel(n_jobs=-1, pre_dispatch="2*n_jobs",
+                                 batch_size=batch_size) as par:
+                yield par
 
-    def run(self, fn, tasks, ordered: bool = False):
-        """Yield fn(*task) for each task (an iterable, consumed lazily)."""
+    def run(self, fn, tasks, ordered: bool = False, window: int | None = None):
+        """Yield fn(*task) for each task (an iterable, consumed lazily).
+
+        ``window``: results in task order, at most that many tasks read from ``tasks`` and
+        not yet yielded (joblib refills its workers as tasks finish, not as results are
+        consumed, so its own generator does not bound memory).
+        """
         if self.client is None and self.workers == 1:
             # in this process, each result as soon as it exists (joblib's sequential backend
             # may run every task before yielding the first)
@@ -99,9 +109,18 @@ class Runner:
             return
         import joblib
 
-        with self._backend() as par:
-            par.return_as = "generator" if ordered else "generator_unordered"
-            yield from par(joblib.delayed(fn)(*t) for t in tasks)
+        if window is None:
+            with self._backend() as par:
+                par.return_as = "generator" if ordered else "generator_unordered"
+                yield from par(joblib.delayed(fn)(*t) for t in tasks)
+            return
+        it = iter(tasks)
+        with self._backend(batch_size=1) as par:
+            while True:
+                chunk = list(itertools.islice(it, window))
+                if not chunk:
+                    return
+                yield from par(joblib.delayed(fn)(*t) for t in chunk)
 
     def close(self):
         if self.client is not None:

@@ -15,6 +15,7 @@ from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
 from ssl_cli.parallel import Progress, Runner, resolve_jobs
 
 CHUNK_MB = CHUNK_BYTES >> 20
+WINDOW_PER_WORKER = 4  # input pieces in flight per worker: memory ~ 4 × (piece + its output)
 _MODELS: dict = {}  # per worker process: model file -> (mtime, size, model)
 
 
@@ -78,7 +79,7 @@ then the decision value (binary) or one value per label in the model's 'labels' 
 Parallel: -j N predicts N pieces of the input at once in local processes, --cluster on a
 Dask cluster (the model goes to each worker once, the input pieces are read here and
 shipped, so no shared file system is needed); the output is the same, in input order, and
-memory stays flat (at most 2 pieces per worker in flight).
+memory stays flat (at most 4 pieces per worker in flight).
 
 \b
 Examples:
@@ -142,7 +143,8 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
             blas = blas_threads()
             results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
                                            values, runner.threads_per_worker, blas)
-                                          for b, first in blocks), ordered=True)
+                                          for b, first in blocks),
+                                 window=WINDOW_PER_WORKER * runner.workers)
         for text, y, pred, n, nbytes in results:
             if lab is not None and n:
                 y = lab.take(n, test)
