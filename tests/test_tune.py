@@ -295,3 +295,18 @@ def test_train_c_is_liblinears_c(tmp):
     assert "Error: -c sets -W/--lambda; give one or the other" in r.stderr
     r = run("ssl-train", "-a", "lapsvm", "-c", "0.5", "-t", "linear", PCMAC, tmp / "m", check=0)
     assert read_model(str(tmp / "m")).params["gamma_a"] == 1.0
+
+
+def test_progress_on_stderr():
+    r = run("ssl-tune", "-a", "svm", "-G", "lambda=1,0.1", PCMAC, check=0)
+    err = r.stderr.splitlines()
+    assert "svm: 2 points × 5 folds, 1 process, metric accuracy, warm starts along lambda; " \
+           "fixed cost_positive=1 cost_negative=1 epsilon=1e-06 bias=1 max_iter=50" in err
+    # not a terminal: a bar line at the first point, then at most every 10 s, and at the end
+    bars = [x for x in err if x.startswith("[")]
+    assert re.fullmatch(r"\[#{30}\] 2/2 points  [0-9.]+ s elapsed, ETA 0\.0 s", bars[-1]), bars
+    assert re.fullmatch(r"\[#{15} {15}\] 1/2 points  [0-9.]+ s elapsed, ETA [0-9.]+ s",
+                        bars[0]), bars
+    assert len(r.stdout.splitlines()) == 3  # the bar never reaches stdout
+    q = run("ssl-tune", "-q", "-a", "svm", "-G", "lambda=1,0.1", PCMAC, check=0)
+    assert q.stderr == "" and q.stdout.splitlines()[-1] == r.stdout.splitlines()[-1]
