@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
+from tools import peak_rss
 
 BIN = Path(sys.executable).parent
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -41,22 +41,10 @@ def tune(*args) -> tuple[float, float, str]:
 
 def tree_peak(args) -> tuple[float, float, str]:
     """(seconds, peak RSS in MB of the process and its children together, stderr)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    proc = psutil.Process(p.pid)
-    peak = 0
-    while p.poll() is None:
-        try:
-            procs = [proc, *proc.children(recursive=True)]
-            peak = max(peak, sum(q.memory_info().rss for q in procs if q.is_running()))
-        except psutil.NoSuchProcess:
-            pass
-        time.sleep(0.02)
-    err = p.stderr.read().decode()
-    if p.returncode != 0:
+    code, rss, secs, err = peak_rss(args, tree=True)
+    if code != 0:
         raise SystemExit(err)
-    return time.perf_counter() - t0, peak / 2**20, err
+    return secs, rss, err
 
 
 def jobs() -> None:

@@ -22,8 +22,12 @@ def svmlight_block(rows: int, d: int, nnz: int, seed: int = 0) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def peak_rss(args) -> tuple[int, float, float, str]:
-    """Run a command; return (exit status, peak resident memory in MB, seconds, stderr)."""
+def peak_rss(args, tree: bool = False) -> tuple[int, float, float, str]:
+    """Run a command; return (exit status, peak resident memory in MB, seconds, stderr).
+
+    With ``tree`` the memory is that of the process and all its children together (worker
+    processes).
+    """
     t0 = time.perf_counter()
     p = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
@@ -31,9 +35,11 @@ def peak_rss(args) -> tuple[int, float, float, str]:
     peak = 0
     while p.poll() is None:
         try:
-            peak = max(peak, proc.memory_info().rss)
+            procs = [proc, *proc.children(recursive=True)] if tree else [proc]
+            peak = max(peak, sum(q.memory_info().rss for q in procs))
         except psutil.NoSuchProcess:
-            break
+            if not tree:
+                break  # the command itself ended; a child may end between the two calls
         time.sleep(0.01)
     err = p.stderr.read().decode()
     return p.returncode, peak / 2**20, time.perf_counter() - t0, err

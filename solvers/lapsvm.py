@@ -43,7 +43,7 @@ from solvers import kernels
 from solvers.errors import ProblemError
 from solvers.kernels import KernelSpec
 from solvers.models import KernelExpansion, Model
-from solvers.multiclass import binary_tasks
+from solvers.multiclass import binary_tasks, nth_seed
 from solvers.params import (
     BIAS,
     COEF0,
@@ -486,7 +486,7 @@ def _fit(name: str):
             val = None
             if Kv is not None:
                 val = Validation(Kv, np.where(validation[1] == pos, 1.0, -1.0))
-            seed = seeds[k] if seeds is not None and len(seeds) > k else None
+            seed = nth_seed(seeds, k)
             if solver == "newton":
                 res = newton(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
                              params["bias"] > 0, hinge, max_iter, max_memory, tag, seed)

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from solvers import linalg as la
-from solvers.multiclass import one_vs_rest
+from solvers.multiclass import nth_seed, one_vs_rest
 from solvers.params import BIAS, COST_NEGATIVE, COST_POSITIVE, EPSILON, LAMBDA, MAX_ITER
 
 log = logging.getLogger("ssl.solver.linear")
@@ -168,7 +168,7 @@ def _fit(name, solve):
 
         def binary(Y, tag):
             C = class_costs(Y, cost, params["cost_positive"], params["cost_negative"])
-            w0 = warm[len(seeds)] if warm is not None and len(warm) > len(seeds) else None
+            w0 = nth_seed(warm, len(seeds))
             r = solve(X, Y, C, params, tag, w0)
             seeds.append(r.w)
             if not r.converged:

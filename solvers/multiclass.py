@@ -13,6 +13,12 @@ def class_labels(y: np.ndarray) -> list[int]:
     return [int(v) for v in np.unique(y[y != 0])]
 
 
+def nth_seed(warm, k: int):
+    """The warm-start seed of binary task k from a previous fit's ``model.warm`` list, or None
+    (no previous fit, or it had fewer tasks)."""
+    return warm[k] if warm is not None and len(warm) > k else None
+
+
 def binary_tasks(y: np.ndarray) -> tuple[list[int], list[int]]:
     """(model label order, positive label of each binary task).
 

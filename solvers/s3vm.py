@@ -21,7 +21,7 @@ from numba import njit
 from solvers import linalg as la
 from solvers.errors import ProblemError
 from solvers.linear import _csr, l2svm_mfn
-from solvers.multiclass import class_labels, one_vs_rest
+from solvers.multiclass import class_labels, nth_seed, one_vs_rest
 from solvers.params import (
     BIAS,
     EPSILON,
@@ -409,7 +409,7 @@ def _fit(name, solve):
         seeds: list = []
 
         def binary(Y, tag):
-            w0 = warm[len(seeds)] if warm is not None and len(warm) > len(seeds) else None
+            w0 = nth_seed(warm, len(seeds))
             res = solve(X, Y, params, r, tag, w0)
             seeds.append(res.warm)
             stats = {"objective": res.objective, "positive_fraction": res.r, **res.stats}

@@ -50,12 +50,6 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
     (loky, Dask) start with one thread each, so kernel models' decision values would differ in
     the last digits.
     """
-    if blas is not None:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(blas, user_api="blas"):
-            return predict_block(model_source, block, first_line, name, has_label, zero_based,
-                                 values, threads)
     if threads is not None:
         import numba
 
@@ -65,7 +59,13 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
                        n_features=model.n_features)
     if part.n_rows == 0:
         return "", part.y, part.y, 0
-    F = model.decision_function(part.X)
+    if blas is None:
+        F = model.decision_function(part.X)
+    else:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(blas, user_api="blas"):
+            F = model.decision_function(part.X)
     return format_lines(model, F, values), part.y, model.labels_from_values(F), part.n_rows
 
 PROG = "ssl-predict"

@@ -185,6 +185,40 @@ def _check_pu_labels(path, data, negatives_as_unlabeled, log) -> None:
         raise DataError(path, "no labeled positive rows (label +1)")
 
 
+def load_training(train, algo, zero_based, labels_file, unlabeled_file, negatives_as_unlabeled,
+                  log, keep_unlabeled=False):
+    """Read TRAIN (+ --unlabeled rows) for ``algo`` and check its labels.
+
+    Returns (data, labeled mask of the rows read, their unlabeled rows' X if
+    ``keep_unlabeled``). Unlabeled rows are dropped (and that said) for solvers that do not
+    use them; a single class is an error except for positive-unlabeled solvers.
+    """
+    t0 = time.perf_counter()
+    data = read_dataset(train, zero_based=zero_based, labels=labels_file)
+    log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
+             data.X.shape[1], data.X.nnz, time.perf_counter() - t0)
+    if unlabeled_file is not None:
+        extra = read_dataset(unlabeled_file, zero_based=zero_based)
+        log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
+        data = stack_unlabeled(data, extra)
+    if algo.positive_unlabeled:
+        _check_pu_labels(train, data, negatives_as_unlabeled, log)
+    labeled = data.y != 0
+    n_lab = int(labeled.sum())
+    if n_lab == 0:
+        raise DataError(train, "no labeled rows (every label is 0)")
+    X_unl = data.X[~labeled] if keep_unlabeled else None
+    if not algo.uses_unlabeled and n_lab < data.n_rows:
+        log.info("ignoring %d unlabeled rows (label 0): %s trains on labeled rows only",
+                 data.n_rows - n_lab, algo.name)
+        data = data.subset(np.flatnonzero(labeled))
+    classes = class_labels(data.y)
+    if len(classes) < 2 and not algo.positive_unlabeled:
+        raise DataError(train, f"only one class ({classes[0]}) among the labeled rows; "
+                        f"{algo.name} needs two; for positive-unlabeled data use -a usmo")
+    return data, labeled, X_unl
+
+
 def _read_validation(path, zero_based, n_features, classes):
     data = read_dataset(path, zero_based=zero_based, n_features=n_features)
     if np.any(data.y == 0):
@@ -276,29 +310,11 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
     log = setup_logging(PROG, quiet, verbose)
 
     t0 = time.perf_counter()
-    data = read_dataset(train, zero_based=zero_based, labels=labels_file)
-    log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
-             data.X.shape[1], data.X.nnz, time.perf_counter() - t0)
-    if unlabeled_file is not None:
-        extra = read_dataset(unlabeled_file, zero_based=zero_based)
-        log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
-        data = stack_unlabeled(data, extra)
-    if algo.positive_unlabeled:
-        _check_pu_labels(train, data, negatives_as_unlabeled, log)
-    labeled = data.y != 0
+    data, labeled, X_unl = load_training(train, algo, zero_based, labels_file, unlabeled_file,
+                                         negatives_as_unlabeled, log,
+                                         keep_unlabeled=transductive_file is not None)
     n_lab = int(labeled.sum())
-    if n_lab == 0:
-        raise DataError(train, "no labeled rows (every label is 0)")
-    X_unl = data.X[~labeled] if transductive_file is not None else None
-    if not algo.uses_unlabeled and n_lab < data.n_rows:
-        log.info("ignoring %d unlabeled rows (label 0): %s trains on labeled rows only",
-                 data.n_rows - n_lab, algo.name)
-        data = data.subset(np.flatnonzero(labeled))
     classes = class_labels(data.y)
-    if len(classes) < 2 and not algo.positive_unlabeled:
-        hint = "; for positive-unlabeled data use -a usmo" if "usmo" in ALGORITHMS else ""
-        raise DataError(train, f"only one class ({classes[0]}) among the labeled rows; "
-                        f"{algo.name} needs two{hint}")
     log.info("%s: %s", algo.name, " ".join(f"{k}={_fmt(v)}" for k, v in params.items()))
     log.info("%d labeled rows, classes %s%s", n_lab, " ".join(map(str, classes)),
              " (one-vs-rest)" if len(classes) > 2 else "")

@@ -17,7 +17,6 @@ import numpy as np
 
 from formats.errors import DataError
 from formats.model_file import write_model
-from formats.svmlight import read_dataset, stack_unlabeled
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, by_svmlin_code
 from solvers.tuning import METRICS, held_out_labels, make_problem, point_key, run_group, score
@@ -25,13 +24,13 @@ from ssl_cli.common import CONTEXT, setup_logging, user_errors
 from ssl_cli.grid import parse_grid
 from ssl_cli.parallel import Progress, Runner, resolve_jobs
 from ssl_cli.train import (
-    _check_pu_labels,
     _choose_algorithm,
     _fmt,
     _param_options,
     _read_validation,
     _run_options,
     _solver_params,
+    load_training,
 )
 
 PROG = "ssl-tune"
@@ -232,23 +231,10 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
 
         logging.getLogger("ssl.solver").setLevel(logging.WARNING)
 
-    data = read_dataset(train, zero_based=zero_based, labels=labels_file)
-    if unlabeled_file is not None:
-        data = stack_unlabeled(data, read_dataset(unlabeled_file, zero_based=zero_based))
-    if algo.positive_unlabeled:
-        _check_pu_labels(train, data, negatives_as_unlabeled, log)
-    labeled = data.y != 0
+    data, labeled, _ = load_training(train, algo, zero_based, labels_file, unlabeled_file,
+                                     negatives_as_unlabeled, log)
     n_lab = int(labeled.sum())
-    if n_lab == 0:
-        raise DataError(train, "no labeled rows (every label is 0)")
-    if not algo.uses_unlabeled and n_lab < data.n_rows:
-        log.info("ignoring %d unlabeled rows (label 0): %s trains on labeled rows only",
-                 data.n_rows - n_lab, algo.name)
-        data = data.subset(np.flatnonzero(labeled))
     classes = class_labels(data.y)
-    if len(classes) < 2 and not algo.positive_unlabeled:
-        raise DataError(train, f"only one class ({classes[0]}) among the labeled rows; "
-                        f"{algo.name} needs two; for positive-unlabeled data use -a usmo")
     validation = None
     if validation_file is not None:
         vclasses = classes if not algo.positive_unlabeled else [-1, 1]
