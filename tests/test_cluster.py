@@ -64,7 +64,11 @@ def test_worker_killed_mid_run_is_survived(cluster, local_grid):
     pids = client.run(os.getpid)
     victim = sorted(pids.values())[0]
     os.kill(victim, signal.SIGKILL)  # the nanny starts a new worker; its tasks run again
-    rest, err = p.communicate(timeout=600)
+    # not communicate(): it reads the pipes' file descriptors and would drop whatever the
+    # readline above already buffered; -q keeps stderr far below a pipe's capacity
+    rest = p.stdout.read()
+    err = p.stderr.read()
+    p.wait(timeout=600)
     assert p.returncode == 0, err
     out = first + rest
     assert results(out) == results(local_grid)
