@@ -47,22 +47,35 @@ log = logging.getLogger("ssl.solver.tv")
 
 @dataclass
 class TVSetup:
-    """Kernel, factored RLS system and graph edges shared by every run on the same rows."""
+    """Kernel, factored RLS system and graph edges shared by every run on the same rows
+    (exact kernel: K is the dense n×n matrix, ``chol`` the Cholesky factor of λI + rK).
+
+    The solvers reach K only through ``kmul``, ``solve``, ``rls``, ``label_solve`` and
+    ``expansion``, which ``LowRankSetup`` implements for a Nyström kernel."""
     K: np.ndarray
     chol: tuple
     edges: tv.Edges
     lam: float
     r: float
+    X: object = None  # the training rows, for the out-of-sample expansion
     _label_factor: tuple | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
         return self.K.shape[0]
 
-    def label_factor(self, lab: np.ndarray, eta: float) -> tuple:
-        """Cholesky factor of K + λM⁻¹ with M = ηJ + rI (J = diag(lab)): the multi-class
-        TV-RLS f-step (paper eq. 106) ``(ηJK + rK + λI)α = b`` is ``(K + λM⁻¹)α = M⁻¹b``,
-        symmetric positive definite. Cached per (label set, η)."""
+    def kmul(self, a: np.ndarray) -> np.ndarray:
+        """K a (a: vector or n×c)."""
+        return self.K @ a
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """(λI + rK)⁻¹ b (b: vector or n×c)."""
+        return sla.cho_solve(self.chol, b)
+
+    def label_solve(self, lab: np.ndarray, eta: float, b: np.ndarray) -> np.ndarray:
+        """α with (ηJK + rK + λI)α = b, J = diag(lab) (the multi-class TV-RLS f-step, paper
+        eq. 106), as (K + λM⁻¹)α = M⁻¹b with M = ηJ + rI: symmetric positive definite. The
+        factor is cached per (label set, η)."""
         key = (lab.tobytes(), float(eta))
         if self._label_factor is None or self._label_factor[0] != key:
             self._label_factor = None  # free the old factor first
@@ -71,32 +84,132 @@ class TVSetup:
             A[np.diag_indices_from(A)] += self.lam / m
             self._label_factor = (key, sla.cho_factor(A, lower=True, overwrite_a=True,
                                                       check_finite=False), m)
-        return self._label_factor[1], self._label_factor[2]
+        _, fac, m = self._label_factor
+        return sla.cho_solve(fac, b / (m[:, None] if b.ndim == 2 else m))
 
     def rls(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(e, α) with α = (λI + rK)⁻¹ r g and e = Kα: argmin_e λ/2‖e‖²_K + r/2‖e − g‖²."""
-        alpha = sla.cho_solve(self.chol, self.r * g)
-        return self.K @ alpha, alpha
+        alpha = self.solve(self.r * g)
+        return self.kmul(alpha), alpha
+
+    def expansion(self, alpha: np.ndarray) -> tuple[object, np.ndarray]:
+        """(rows, coefficients) of f(x) = Σ_j k(x, rows_j) coef_j equal to Kα on the
+        training rows: all training rows with α itself."""
+        return self.X, alpha
+
+
+@dataclass
+class LowRankSetup:
+    """The same interface as ``TVSetup`` for the Nyström kernel K̃ = C W⁺ Cᵀ = ZZᵀ
+    (Williams & Seeger 2001): C = K(X, X_M) over m landmark rows M drawn at random, W =
+    K(X_M, X_M), Z = C V Λ^(−1/2) from the eigenvectors of W with eigenvalues above
+    1e-10·max (so Z has r ≤ m columns). Memory O(n·m), time O(n·m) per product instead of
+    O(n²), and no n×n matrix: (λI + rZZᵀ)⁻¹ and (ZZᵀ + D)⁻¹ (D diagonal) by the Woodbury
+    identity with r×r Cholesky factors. Out of sample f(x) = k(x, X_M) T Zᵀα, T = VΛ^(−1/2),
+    which equals K̃α on the training rows."""
+    Z: np.ndarray
+    T: np.ndarray
+    landmarks: np.ndarray
+    edges: tv.Edges
+    lam: float
+    r: float
+    X: object = None
+    _S: tuple = field(default=None, repr=False)
+    _label_factor: tuple | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        S = self.r * (self.Z.T @ self.Z)
+        S[np.diag_indices_from(S)] += self.lam
+        self._S = sla.cho_factor(S, lower=True, check_finite=False)
+
+    @property
+    def n(self) -> int:
+        return self.Z.shape[0]
+
+    def kmul(self, a: np.ndarray) -> np.ndarray:
+        return self.Z @ (self.Z.T @ a)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        # (λI + rZZᵀ)⁻¹ = (I − rZ(λI + rZᵀZ)⁻¹Zᵀ)/λ
+        return (b - self.r * (self.Z @ sla.cho_solve(self._S, self.Z.T @ b))) / self.lam
+
+    def label_solve(self, lab: np.ndarray, eta: float, b: np.ndarray) -> np.ndarray:
+        """α with (ηJK̃ + rK̃ + λI)α = b, as (ZZᵀ + D)α = M⁻¹b with D = λM⁻¹, M = ηJ + rI:
+        (ZZᵀ + D)⁻¹ = D⁻¹ − D⁻¹Z(I + ZᵀD⁻¹Z)⁻¹ZᵀD⁻¹."""
+        key = (lab.tobytes(), float(eta))
+        if self._label_factor is None or self._label_factor[0] != key:
+            m = eta * lab + self.r
+            dinv = m / self.lam
+            S = self.Z.T @ (self.Z * dinv[:, None])
+            S[np.diag_indices_from(S)] += 1.0
+            self._label_factor = (key, sla.cho_factor(S, lower=True, check_finite=False), m)
+        _, fac, m = self._label_factor
+        dinv = m / self.lam
+        if b.ndim == 2:
+            m, dinv = m[:, None], dinv[:, None]
+        c = dinv * (b / m)
+        return c - dinv * (self.Z @ sla.cho_solve(fac, self.Z.T @ c))
+
+    def rls(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        alpha = self.solve(self.r * g)
+        return self.kmul(alpha), alpha
+
+    def expansion(self, alpha: np.ndarray) -> tuple[object, np.ndarray]:
+        """The landmark rows with coefficients T Zᵀα (m per column of α)."""
+        return self.X[self.landmarks], self.T @ (self.Z.T @ alpha)
+
+
+def nystrom(spec: KernelSpec, Xp, m: int, seed: int = 0, memory_limit: int | None = None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Z, T, landmarks) of the Nyström factorisation K ≈ ZZᵀ with m landmark rows drawn
+    uniformly without replacement (seeded, sorted); see ``LowRankSetup``."""
+    n = Xp.shape[0]
+    m = min(m, n)
+    kernels.reserve(2 * 8 * n * m, f"Nyström factor {n}×{m}", memory_limit)
+    landmarks = np.sort(np.random.default_rng(seed).choice(n, m, replace=False))
+    L = Xp[landmarks]
+    zn = kernels.sqnorms(L) if spec.name == "rbf" else None
+    C = np.empty((n, m))
+    b = kernels.block_rows_for(m)
+    for s in range(0, n, b):
+        C[s:s + b] = kernels.kernel_block(spec, Xp[s:s + b], L, zn)
+    W = C[landmarks]
+    W = 0.5 * (W + W.T)
+    w, V = np.linalg.eigh(W)
+    keep = w > 1e-10 * max(float(w[-1]), 1e-300)
+    T = V[:, keep] / np.sqrt(w[keep])
+    Z = C @ T
+    del C
+    return Z, T, landmarks
 
 
 def setup(X, spec: KernelSpec, neighbors: int = 10, weights: str = "heat",
           width: float | None = None, lam: float = 1.0, r: float = 1.0,
-          memory_limit: int | None = None, factor: bool = True) -> TVSetup:
-    """Build K (n×n, announced and bounded by ``memory_limit``), factor λI + rK, build the
-    kNN graph (OR-symmetrised, heat weights with t = mean kNN distance unless ``width``)."""
+          memory_limit: int | None = None, factor: bool = True, rank: int = 0
+          ) -> TVSetup | LowRankSetup:
+    """Build the kNN graph (OR-symmetrised, heat weights with t = mean kNN distance unless
+    ``width``) and the kernel system: with ``rank`` 0 the exact K (n×n, announced and bounded
+    by ``memory_limit``) and the factor of λI + rK; with ``rank`` m > 0 the Nyström
+    factorisation over m landmark rows (``LowRankSetup``)."""
     Xp = kernels.prepare(X)
     idx, dist = graph.knn(Xp, neighbors)
     W, _ = graph.adjacency(idx, dist, weights, width)
     edges = tv.Edges.from_adjacency(W)
-    K = kernels.gram(spec, Xp, memory_limit)
-    kernels.reserve(K.nbytes, "factor of λI + rK" if factor else "factor of K + λ(ηJ + rI)⁻¹",
-                    memory_limit)
+    if rank > 0:
+        Z, T, landmarks = nystrom(spec, Xp, rank, memory_limit=memory_limit)
+        return LowRankSetup(Z, T, landmarks, edges, lam, r, X=X)
+    try:
+        K = kernels.gram(spec, Xp, memory_limit)
+        kernels.reserve(K.nbytes, "factor of λI + rK" if factor else
+                        "factor of K + λ(ηJ + rI)⁻¹", memory_limit)
+    except ProblemError as e:
+        raise ProblemError(f"{e}; or use a low-rank kernel (--nystrom M)") from None
     if not factor:
-        return TVSetup(K, None, edges, lam, r)
+        return TVSetup(K, None, edges, lam, r, X=X)
     A = r * K
     A[np.diag_indices_from(A)] += lam
     chol = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-    return TVSetup(K, chol, edges, lam, r)
+    return TVSetup(K, chol, edges, lam, r, X=X)
 
 
 def _level(it: int, last: bool) -> int:
@@ -129,8 +242,8 @@ class _SVMBase:
         self.L = np.flatnonzero(lab)
         E = np.zeros((st.n, self.L.size))
         E[self.L, np.arange(self.L.size)] = 1.0
-        self.AinvL = sla.cho_solve(st.chol, E)
-        self.GL = st.K @ self.AinvL
+        self.AinvL = st.solve(E)
+        self.GL = st.kmul(self.AinvL)
         self.st = st
 
 
@@ -216,8 +329,8 @@ def tv_binary(st: TVSetup, yl: np.ndarray, loss: str = "rls", eta: float = 100.0
     alpha = np.zeros(n)
     name = "tv" + loss
     for it in range(1, max_iter + 1):
-        alpha = sla.cho_solve(st.chol, r1 * g - l1)
-        f = st.K @ alpha
+        alpha = st.solve(r1 * g - l1)
+        f = st.kmul(alpha)
         if loss == "rls":
             h = (eta * yl + r2 * g - l2) / (eta * lab + r2)
             data = 0.5 * eta * float(np.sum((yl[lab] - h[lab]) ** 2))
@@ -274,7 +387,7 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
     r = st.r
     lab = np.asarray(lab, bool)
     if loss == "rls":
-        fac, m = st.label_factor(lab.astype(np.float64), eta)
+        labf = lab.astype(np.float64)
     else:
         base = _SVMBase(st, lab)
         steps = [_SVMStep(st, np.where(lab, 2.0 * Y[:, k] - 1.0, 0.0), mu, base)
@@ -292,8 +405,8 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
     A = np.zeros((n, c))
     for it in range(1, max_iter + 1):
         if loss == "rls":
-            A = sla.cho_solve(fac, (eta * Y * lab[:, None] + r * G - Lm) / m[:, None])
-            F = st.K @ A
+            A = st.label_solve(labf, eta, eta * Y * lab[:, None] + r * G - Lm)
+            F = st.kmul(A)
         else:
             F0, A0 = st.rls(G - Lm / r)  # all classes in one blocked solve
             F = np.empty((n, c))
@@ -327,7 +440,7 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
         if change <= tol:
             converged = True
             break
-    return TVResult(st.K @ A, A, it, converged, energy, residual)
+    return TVResult(st.kmul(A), A, it, converged, energy, residual)
 
 
 def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: float = 1.0,
@@ -518,6 +631,11 @@ _C = Param("cheeger_step", ("--cheeger-step",), float, 0.1,
 _PROX_TOL = Param("prox_tol", ("--prox-tol",), float, 1e-4,
                   "relative duality gap at which each TV proximal step (Chambolle-Pock) stops",
                   low=0.0, low_open=True, high=1.0, high_open=True)
+_NYSTROM = Param("nystrom", ("--nystrom",), int, 0,
+                 "kernel rank for large graphs: 0 = the exact n×n kernel (16·n² bytes, n³ "
+                 "time); M > 0 = a Nyström kernel over M random landmark rows (seed 0): "
+                 "O(n·M) memory and time per step, and the model keeps only the M landmarks",
+                 low=0)
 _LAMBDA = LAMBDA.with_default(1.0, "RKHS weight λ of the paper: λ/2‖f‖²_K")
 _TOL = EPSILON.with_default(1e-4, "outer tolerance: stop when the relative change of the "
                                   "transductive solution falls to it")
@@ -526,7 +644,8 @@ _TOL = EPSILON.with_default(1e-4, "outer tolerance: stop when the relative chang
 _TOL_TV = _TOL.with_default(1e-2)
 _ITER = MAX_ITER.with_default(100, "maximum number of outer iterations")
 _NEIGHBORS = NEIGHBORS.with_default(10)
-_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, _LAMBDA, _R1)
+_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, _LAMBDA, _R1,
+           _NYSTROM)
 _TAIL = (_TOL, _ITER, _PROX_TOL)
 _TAIL_TV = (_TOL_TV, _ITER, _PROX_TOL)
 PARAMS = {
@@ -541,7 +660,9 @@ OUT_OF_SAMPLE = (
     "tvrls/tvsvm with α of the last kernel step (the paper's f = Kα); cheeger-rls/svm with α "
     "of the RLS/SVM smoothing of the final solution. -l writes the transductive solution: for "
     "two classes the graph function g (tvrls/tvsvm) or f (cheeger), for more classes f = Kα "
-    "(tvrls/tvsvm) or the simplex solution (cheeger)")
+    "(tvrls/tvsvm) or the simplex solution (cheeger). With --nystrom M the kernel is the "
+    "Nyström one, K̃(x, z) = k(x, X_M) W⁺ k(X_M, z), and the model is its expansion over the M "
+    "landmark rows, equal to K̃α on the training rows")
 
 
 def _fit_tv(name: str):
@@ -569,9 +690,12 @@ def _fit_tv(name: str):
         ts = time.perf_counter()
         st = setup(X, spec, params["neighbors"], params["graph_weights"], params["heat_width"],
                    params["lambda"], params["r1"], max_memory,
-                   factor=not (multi and method == "tv" and loss == "rls"))
+                   factor=not (multi and method == "tv" and loss == "rls"),
+                   rank=params["nystrom"])
         setup_time = time.perf_counter() - ts
-        log.info("graph (%d edges), kernel and factor: %.2f s", st.edges.m, setup_time)
+        log.info("graph (%d edges), kernel and factor%s: %.2f s", st.edges.m,
+                 f" (Nyström, {st.Z.shape[1]} of {st.landmarks.size} landmark directions)"
+                 if params["nystrom"] else "", setup_time)
         common = dict(max_iter=params["max_iter"], tol=params["epsilon"],
                       prox_tol=params["prox_tol"])
         extra = {}
@@ -607,7 +731,8 @@ def _fit_tv(name: str):
                  res.iterations)
         used = dict(params)
         used.update(extra)  # the defaults actually taken for this class count
-        model = Model(name, order, d, KernelExpansion(spec, X, coef, np.zeros(coef.shape[1])),
+        rows, coef = st.expansion(coef)
+        model = Model(name, order, d, KernelExpansion(spec, rows, coef, np.zeros(coef.shape[1])),
                       params={p.name: used[p.name] for p in PARAMS[name]})
         model.stats = {"energy": [res.energy[-1]], "iterations": [res.iterations],
                        "converged": [float(res.converged)], "n_rows": [n],

@@ -74,6 +74,28 @@ def test_knn_equals_brute_force(sparse, monkeypatch):
         np.testing.assert_allclose(dist, np.take_along_axis(D, want, 1), rtol=1e-10)
 
 
+def test_knn_ties_are_broken_by_index():
+    """Duplicate rows (many equal distances): neighbours by (distance, index), as documented,
+    and the candidate selection equals a lexicographic sort on random and tied values."""
+    X = np.repeat(np.arange(5.0)[:, None], 12, axis=0)  # 5 values, 12 copies each
+    idx, dist = graph.knn(X, 15)
+    D = np.abs(X - X.T)
+    np.fill_diagonal(D, np.inf)
+    n = X.shape[0]
+    for i in range(n):
+        want = np.lexsort((np.arange(n), D[i]))[:15]
+        assert np.array_equal(idx[i], want), i
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        b, m, kk = rng.integers(1, 20), rng.integers(20, 200), rng.integers(1, 19)
+        V = rng.integers(0, 6, (b, m)).astype(float) if trial % 2 else rng.random((b, m))
+        V[rng.random((b, m)) < 0.05] = np.inf
+        out = np.empty((b, kk), dtype=np.int64)
+        graph._smallest(V, out)
+        for r in range(b):
+            assert set(out[r]) == set(np.lexsort((np.arange(m), V[r]))[:kk]), (trial, r)
+
+
 def test_knn_needs_more_rows_than_k():
     with pytest.raises(ProblemError, match="needs more than 6 rows"):
         graph.knn(np.zeros((6, 2)), 6)

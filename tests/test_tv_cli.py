@@ -122,10 +122,9 @@ def test_tv_splitting_residuals_fall_and_rls_step_is_exact():
         yb = np.where(y == classes[0], 1.0, np.where(y == classes[1], -1.0, 0.0)) * lab
         r = tvsvm.tv_binary(st, yb, loss, max_iter=60, tol=1e-9, progress=False)
         assert r.residual[-1] < 0.1 * r.residual[0], (loss, r.residual[0], r.residual[-1])
-    fac, m = st.label_factor(lab.astype(float), 100.0)
     rng = np.random.default_rng(0)
     b = rng.normal(size=y.size)
-    alpha = tvsvm.sla.cho_solve(fac, b / m)
+    alpha = st.label_solve(lab.astype(float), 100.0, b)
     A = 100.0 * lab[:, None] * st.K + st.r * st.K + st.lam * np.eye(y.size)
     np.testing.assert_allclose(A @ alpha, b, rtol=1e-8, atol=1e-8)
 
@@ -166,3 +165,56 @@ def _usps_small(n=500):
     full = read_dataset(str(shared("datasets", "uspst", "uspst.gz")))
     keep = np.flatnonzero(np.isin(full.y, (0, 1, 4, 9)))[:n]
     return full.X[keep].toarray(), full.y[keep]
+
+
+def test_nystrom_operations_are_exact_for_the_low_rank_kernel():
+    """LowRankSetup's Woodbury solves against dense algebra on K̃ = ZZᵀ (m = 60 of 300
+    rows), and the landmark expansion equals K̃α on the training rows."""
+    X, _ = _usps_small(300)
+    spec = KernelSpec("rbf", 1 / 32)
+    st = tvsvm.setup(X, spec, 10, lam=0.7, r=1.3, rank=60)
+    n = X.shape[0]
+    Kt = st.Z @ st.Z.T
+    rng = np.random.default_rng(1)
+    b = rng.normal(size=(n, 3))
+    A = st.lam * np.eye(n) + st.r * Kt
+    np.testing.assert_allclose(A @ st.solve(b), b, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(A @ st.solve(b[:, 0]), b[:, 0], rtol=1e-9, atol=1e-9)
+    lab = (rng.random(n) < 0.1).astype(float)
+    M = 50.0 * lab[:, None] * Kt + st.r * Kt + st.lam * np.eye(n)
+    np.testing.assert_allclose(M @ st.label_solve(lab, 50.0, b), b, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(M @ st.label_solve(lab, 50.0, b[:, 1]), b[:, 1], rtol=1e-8,
+                               atol=1e-8)
+    e, alpha = st.rls(b[:, 2])
+    np.testing.assert_allclose(e, Kt @ alpha, rtol=1e-12, atol=1e-12)
+    rows, coef = st.expansion(alpha)
+    assert rows.shape[0] == 60 and coef.shape == (60,)
+    from solvers.kernels import kernel_block
+    np.testing.assert_allclose(kernel_block(spec, X, rows) @ coef, Kt @ alpha, rtol=1e-7,
+                               atol=1e-7)
+    # with every row a landmark the Nyström kernel is K itself
+    full = tvsvm.setup(X, spec, 10, rank=n)
+    exact = tvsvm.setup(X, spec, 10)
+    np.testing.assert_allclose(full.Z @ full.Z.T, exact.K, atol=1e-8)
+
+
+@pytest.mark.parametrize("algo", ["tvsvm", "cheeger-rls"])
+def test_cli_nystrom_usps49(tmp, algo):
+    """--nystrom 400 on the usps49-10 split (1,296 rows): the model keeps the 400 landmarks,
+    the transductive error stays within the exact kernel's bound, and the model's
+    out-of-sample function (the kernel step's K̃α) agrees in sign with the transductive
+    values on nearly all unlabeled rows."""
+    train = shared("bench", "usps49-10", "train.svm")
+    r = run("ssl-train", "-a", algo, "-g", "0.03125", "--nystrom", "400", train, tmp / "m",
+            "-l", tmp / "u", "--values", check=0)
+    assert "Nyström factor 1296×400" in r.stderr and "landmark directions" in r.stderr
+    m = read_model(str(tmp / "m"))
+    assert m.function.rows.shape[0] == 400 and m.params["nystrom"] == 400
+    tr = read_dataset(str(train), n_features=256)
+    truth = np.loadtxt(shared("bench", "usps49-10", "train.truth"))[tr.y == 0]
+    lines = (tmp / "u").read_text().splitlines()
+    labels = np.array([int(s.split()[0]) for s in lines])
+    vals = np.array([float(s.split()[1]) for s in lines])
+    assert np.mean(labels != truth) < 0.07, np.mean(labels != truth)
+    f = m.function.decision(tr.X[tr.y == 0])[:, 0]
+    assert np.mean(np.sign(f) == np.sign(vals)) > 0.95, np.mean(np.sign(f) == np.sign(vals))
