@@ -218,3 +218,33 @@ def test_cli_nystrom_usps49(tmp, algo):
     assert np.mean(labels != truth) < 0.07, np.mean(labels != truth)
     f = m.function.decision(tr.X[tr.y == 0])[:, 0]
     assert np.mean(np.sign(f) == np.sign(vals)) > 0.95, np.mean(np.sign(f) == np.sign(vals))
+
+
+def test_nystrom_with_every_row_a_landmark_equals_the_exact_kernel():
+    """With all n rows as landmarks K̃ = K (to rounding), so every formulation's solution
+    through the Woodbury paths (label_solve, the SVM step's blocked solves, rls) equals the
+    one through the dense Cholesky paths."""
+    X, y = _usps_small(300)
+    classes = np.unique(y)
+    Y = (y[:, None] == classes[None, :]).astype(float)
+    lab = np.zeros(y.size, bool)
+    for c in classes:
+        lab[np.flatnonzero(y == c)[:5]] = True
+    spec = KernelSpec("rbf", 1 / 32)
+    exact = tvsvm.setup(X, spec, 10)
+    low = tvsvm.setup(X, spec, 10, rank=y.size)
+    yb = np.where(y == classes[0], 1.0, np.where(y == classes[1], -1.0, 0.0)) * lab
+    runs = [
+        lambda st: tvsvm.tv_multiclass(st, Y * lab[:, None], lab, "rls", max_iter=5,
+                                       progress=False),
+        lambda st: tvsvm.tv_multiclass(st, Y * lab[:, None], lab, "svm", max_iter=5,
+                                       progress=False),
+        lambda st: tvsvm.cheeger_multiclass(st, Y * lab[:, None], lab, "svm", max_iter=5,
+                                            progress=False),
+        lambda st: tvsvm.tv_binary(st, yb, "svm", max_iter=5, progress=False),
+        lambda st: tvsvm.cheeger(st, yb, "rls", max_iter=5, progress=False),
+    ]
+    for k, fn in enumerate(runs):
+        a, b = fn(exact), fn(low)
+        np.testing.assert_allclose(b.f, a.f, rtol=1e-5, atol=1e-5 * np.abs(a.f).max(),
+                                   err_msg=str(k))
