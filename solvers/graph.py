@@ -23,7 +23,7 @@ from solvers.kernels import block_rows_for, dot_block, prepare, sqnorms
 
 log = logging.getLogger("ssl.solver.graph")
 
-WEIGHTS = ("heat", "binary")
+WEIGHTS = ("heat", "binary", "self-tuning")
 LAPLACIANS = ("normalized", "unnormalized")
 REFINE = 8  # extra candidates whose distances are recomputed exactly
 BLOCK_BYTES_EXACT = 32 << 20
@@ -116,8 +116,11 @@ def adjacency(idx: np.ndarray, dist: np.ndarray, weights: str = "heat",
               width: float | None = None) -> tuple[sp.csr_matrix, float]:
     """Symmetric weight matrix W (CSR, zero diagonal) and the heat width t used (nan if binary).
 
-    Heat weights ``exp(-d²/(2t²))``; ``width=None`` takes t = mean kNN distance. Symmetrised by
-    OR: an edge exists if either end has the other among its k neighbours, with the larger weight.
+    Heat weights ``exp(-d²/(2t²))``; ``width=None`` takes t = mean kNN distance. Self-tuning
+    weights (Zelnik-Manor & Perona 2004) ``exp(-d_ij²/(σ_i σ_j))`` with σ_i the distance from
+    row i to its k-th (farthest kept) neighbour: a local scale per row, so dense and sparse
+    regions of the data get comparable weights. Symmetrised by OR: an edge exists if either end
+    has the other among its k neighbours, with the larger weight.
     """
     n, k = idx.shape
     if weights not in WEIGHTS:
@@ -130,6 +133,13 @@ def adjacency(idx: np.ndarray, dist: np.ndarray, weights: str = "heat",
             w = np.ones_like(dist)
         else:
             w = np.exp(-(dist * dist) / (2.0 * t * t))
+    elif weights == "self-tuning":
+        sig = dist[:, -1].copy()
+        # a row whose k neighbours are all duplicates has no scale: weight 1 to them
+        sig[sig <= 0] = np.inf
+        scale = sig[:, None] * sig[idx]
+        with np.errstate(invalid="ignore"):
+            w = np.where(np.isfinite(scale), np.exp(-(dist * dist) / scale), 1.0)
     else:
         w = np.ones_like(dist)
     rows = np.repeat(np.arange(n), k)

@@ -135,8 +135,10 @@ COEF0 = Param("coef0", ("-r", "--coef0"), float, 0.0, "poly kernel coef0")
 NEIGHBORS = Param("neighbors", ("-k", "--neighbors"), int, 6,
                   "number of nearest neighbours of each row in the graph (Euclidean)", low=1)
 GRAPH_WEIGHTS = Param("graph_weights", ("--graph-weights",), str, "heat",
-                      "edge weights: heat exp(-d²/(2t²)) or binary 1",
-                      choices=("heat", "binary"), metavar="NAME")
+                      "edge weights: heat exp(-d²/(2t²)), binary 1, or self-tuning "
+                      "exp(-d²/(σ_i σ_j)) with σ_i the distance to row i's k-th neighbour "
+                      "(Zelnik-Manor & Perona 2004)",
+                      choices=("heat", "binary", "self-tuning"), metavar="NAME")
 HEAT_WIDTH = Param("heat_width", ("--heat-width",), float, None,
                    "heat-weight width t; default the mean distance to the k neighbours",
                    low=0.0, low_open=True)

@@ -96,12 +96,20 @@ def test_knn_ties_are_broken_by_index():
             assert set(out[r]) == set(np.lexsort((np.arange(m), V[r]))[:kk]), (trial, r)
 
 
+def test_self_tuning_weights_with_duplicate_rows():
+    """A row whose neighbours are all duplicates (σ = 0) gets weight 1 to them, not nan."""
+    X = np.vstack([np.zeros((8, 2)), np.random.default_rng(0).random((20, 2))])
+    idx, dist = graph.knn(X, 3)
+    W, _ = graph.adjacency(idx, dist, "self-tuning")
+    assert np.all(np.isfinite(W.data)) and W[0, idx[0, 0]] == 1.0
+
+
 def test_knn_needs_more_rows_than_k():
     with pytest.raises(ProblemError, match="needs more than 6 rows"):
         graph.knn(np.zeros((6, 2)), 6)
 
 
-@pytest.mark.parametrize("weights", ["heat", "binary"])
+@pytest.mark.parametrize("weights", ["heat", "binary", "self-tuning"])
 def test_weights_and_laplacians(weights):
     X, _ = _data(80, 4, seed=5)
     idx, dist = graph.knn(X, 6)
@@ -116,6 +124,13 @@ def test_weights_and_laplacians(weights):
         assert t == pytest.approx(dist.mean())
         i, j = 3, idx[3, 0]
         assert Wd[i, j] == pytest.approx(np.exp(-dist[3, 0] ** 2 / (2 * t * t)))
+    elif weights == "self-tuning":
+        sig = dist[:, -1]  # distance to the 6th neighbour
+        for i in (3, 17, 40):
+            for a in range(6):
+                j = idx[i, a]
+                assert Wd[i, j] == pytest.approx(np.exp(-dist[i, a] ** 2 / (sig[i] * sig[j])),
+                                                 rel=1e-12)
     else:
         assert set(np.unique(Wd)) == {0.0, 1.0}
     Lu = graph.Laplacian.from_weights(W, normalized=False)
