@@ -45,8 +45,17 @@ from solvers.params import (
 log = logging.getLogger("ssl.solver.tv")
 
 
+class _KernelStep:
+    """The RLS smoothing step, the same for every kernel system (``solve`` and ``kmul``)."""
+
+    def rls(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(e, α) with α = (λI + rK)⁻¹ r g and e = Kα: argmin_e λ/2‖e‖²_K + r/2‖e − g‖²."""
+        alpha = self.solve(self.r * g)
+        return self.kmul(alpha), alpha
+
+
 @dataclass
-class TVSetup:
+class TVSetup(_KernelStep):
     """Kernel, factored RLS system and graph edges shared by every run on the same rows
     (exact kernel: K is the dense n×n matrix, ``chol`` the Cholesky factor of λI + rK).
 
@@ -87,11 +96,6 @@ class TVSetup:
         _, fac, m = self._label_factor
         return sla.cho_solve(fac, b / (m[:, None] if b.ndim == 2 else m))
 
-    def rls(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(e, α) with α = (λI + rK)⁻¹ r g and e = Kα: argmin_e λ/2‖e‖²_K + r/2‖e − g‖²."""
-        alpha = self.solve(self.r * g)
-        return self.kmul(alpha), alpha
-
     def expansion(self, alpha: np.ndarray) -> tuple[object, np.ndarray]:
         """(rows, coefficients) of f(x) = Σ_j k(x, rows_j) coef_j equal to Kα on the
         training rows: all training rows with α itself."""
@@ -99,7 +103,7 @@ class TVSetup:
 
 
 @dataclass
-class LowRankSetup:
+class LowRankSetup(_KernelStep):
     """The same interface as ``TVSetup`` for the Nyström kernel K̃ = C W⁺ Cᵀ = ZZᵀ
     (Williams & Seeger 2001): C = K(X, X_M) over m landmark rows M drawn at random, W =
     K(X_M, X_M), Z = C V Λ^(−1/2) from the eigenvectors of W with eigenvalues above
@@ -138,21 +142,14 @@ class LowRankSetup:
         (ZZᵀ + D)⁻¹ = D⁻¹ − D⁻¹Z(I + ZᵀD⁻¹Z)⁻¹ZᵀD⁻¹."""
         key = (lab.tobytes(), float(eta))
         if self._label_factor is None or self._label_factor[0] != key:
-            m = eta * lab + self.r
-            dinv = m / self.lam
+            dinv = (eta * lab + self.r) / self.lam
             S = self.Z.T @ (self.Z * dinv[:, None])
             S[np.diag_indices_from(S)] += 1.0
-            self._label_factor = (key, sla.cho_factor(S, lower=True, check_finite=False), m)
-        _, fac, m = self._label_factor
-        dinv = m / self.lam
-        if b.ndim == 2:
-            m, dinv = m[:, None], dinv[:, None]
-        c = dinv * (b / m)
-        return c - dinv * (self.Z @ sla.cho_solve(fac, self.Z.T @ c))
-
-    def rls(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        alpha = self.solve(self.r * g)
-        return self.kmul(alpha), alpha
+            self._label_factor = (key, sla.cho_factor(S, lower=True, check_finite=False), dinv)
+        _, fac, dinv = self._label_factor
+        c = b / self.lam  # = D⁻¹M⁻¹b
+        return c - (dinv[:, None] if b.ndim == 2 else dinv) * (
+            self.Z @ sla.cho_solve(fac, self.Z.T @ c))
 
     def expansion(self, alpha: np.ndarray) -> tuple[object, np.ndarray]:
         """The landmark rows with coefficients T Zᵀα (m per column of α)."""
