@@ -360,10 +360,39 @@ def tv_binary(st: TVSetup, yl: np.ndarray, loss: str = "rls", eta: float = 100.0
     return TVResult(g, alpha, it, converged, energy, residual)
 
 
+def class_scale(n: int, c: int, class_norm: str) -> float:
+    """Norm given to every class column of the multi-class solutions: √N for ``'n'`` (the
+    binary formulations' normalisation, as the paper), √(N/c) for ``'n/c'`` (the norm of a
+    balanced one-hot column, so the unlabeled entries stay on the labels' scale).
+
+    Neither wins everywhere (measured, error on the unlabeled rows, rbf γ = 1/32 on USPS,
+    1/64 on mnist):
+
+    ======================================  =================  ================
+    data (rows), labels per class           'n': svm / rls     'n/c': svm / rls
+    ======================================  =================  ================
+    USPS 0/1/4/9 (4,495), 1-50, 10 draws    1.2-1.6 / 1.4-1.7  2.0-7.9 / 1.8-14
+    uspst 10 classes (2,007), 1, 3 draws    16.8 / 28.3        28.7 / 42.0
+    uspst 10 classes (2,007), 5, 3 draws    6.5 / 8.7          8.4 / 10.3
+    uspst 10 classes (2,007), 10, 3 draws   5.4 / 7.2          6.8 / 6.9
+    mnist 10 classes (2,000), 10, 1 draw    24.3 / 26.8        16.3 / 17.3
+    mnist 10 classes (5,000), 10, 1 draw    19.1 / 22.3        14.4 / 17.4
+    ======================================  =================  ================
+
+    With ten classes 'n' does not converge in 100 iterations (the change stays near 0.2: the
+    unlabeled entries, √c times the labels' size, keep moving) while 'n/c' converges in 13-40,
+    3-5x faster. 'n' stays the default: it is the binary scale and wins on USPS."""
+    if class_norm == "n":
+        return math.sqrt(n)
+    if class_norm == "n/c":
+        return math.sqrt(n / c)
+    raise ValueError(f"class_norm must be 'n' or 'n/c', not {class_norm!r}")
+
+
 def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls",
                   eta: float = 100.0, gamma: float = 0.03, mu: float = 100.0,
                   max_iter: int = 100, tol: float = 1e-2, prox_tol: float = 1e-4,
-                  progress: bool = True) -> TVResult:
+                  class_norm: str = "n", progress: bool = True) -> TVResult:
     """Multi-class TV-RLS (paper section 3.2, eqs. 106-111; ``loss='rls'``) or TV-SVM (3.5,
     eqs. 134-143; ``loss='svm'``). Y is N×c one-hot on the labeled rows ``lab`` (zero
     elsewhere). One splitting variable g per class on the simplex, penalty r = ``st.r``:
@@ -372,8 +401,12 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
         SVM: α^k = (λI + rK)⁻¹(Y^kβ^k + r e^k), e^k = g^k − l^k/r, β^k the exact dual (136)
              with y^k = ±1 one-vs-rest on the labeled rows
         f^k = Kα^k;  ĝ^k = argmin γ‖Dg‖ + r/2‖g − (f^k + l^k/r)‖²  (warm-started)
-        ḡ = Michelot's projection of every row onto the simplex;  g^k = √N ḡ^k/‖ḡ^k‖
+        ḡ = Michelot's projection of every row onto the simplex;  g^k = s ḡ^k/‖ḡ^k‖
         l^k += r(f^k − g^k)
+
+    s is the column norm (``class_norm``): 'n' gives s = √N, the binary formulations' scale;
+    'n/c' gives s = √(N/c), the norm of a one-hot column of a balanced c-class problem, so the
+    unlabeled entries keep the labels' size. See ``class_scale`` for when each one works.
 
     Start: g = Y on the labeled rows, 1/c elsewhere. Stops on ‖Gⁿ⁺¹ − Gⁿ‖ ≤ tol‖Gⁿ‖ or
     ``max_iter``. Transductive values and out of sample: f^k = Kα^k of the last f-step
@@ -390,7 +423,8 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
         steps = [_SVMStep(st, np.where(lab, 2.0 * Y[:, k] - 1.0, 0.0), mu, base)
                  for k in range(c)]
     G = np.where(lab[:, None], Y, 1.0 / c)
-    G = G * (math.sqrt(n) / np.linalg.norm(G, axis=0))
+    s = class_scale(n, c, class_norm)
+    G = G * (s / np.linalg.norm(G, axis=0))
     Lm = np.zeros((n, c))
     gb = [None] * c
     ps = [None] * c
@@ -418,7 +452,7 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
             Gh[:, k] = res.g
             tv_it += res.iterations
         Gs = tv.project_simplex(Gh)
-        Gs *= math.sqrt(n) / np.maximum(np.linalg.norm(Gs, axis=0), 1e-300)
+        Gs *= s / np.maximum(np.linalg.norm(Gs, axis=0), 1e-300)
         Lm += r * (F - Gs)
         change = float(np.linalg.norm(Gs - G)) / max(float(np.linalg.norm(G)), 1e-300)
         res_f = float(np.linalg.norm(F - Gs)) / max(float(np.linalg.norm(Gs)), 1e-300)
@@ -633,6 +667,13 @@ _NYSTROM = Param("nystrom", ("--nystrom",), int, 0,
                  "time); M > 0 = a Nyström kernel over M random landmark rows (seed 0): "
                  "O(n·M) memory and time per step, and the model keeps only the M landmarks",
                  low=0)
+_CLASS_NORM = Param("class_norm", ("--class-norm",), str, "n",
+                    "multi-class only: norm of every class column after the simplex step, "
+                    "n = √N (as the binary formulations; best on USPS 0/1/4/9) or n/c = "
+                    "√(N/c), the norm of a balanced one-hot column: converges 3-5x faster "
+                    "with many classes, better on 10-class mnist (14 % against 19 % error, "
+                    "5,000 rows, 10 labels per class), worse on USPS; ignored for two "
+                    "classes", choices=("n", "n/c"), metavar="NAME")
 _LAMBDA = LAMBDA.with_default(1.0, "RKHS weight λ of the paper: λ/2‖f‖²_K")
 _TOL = EPSILON.with_default(1e-4, "outer tolerance: stop when the relative change of the "
                                   "transductive solution falls to it")
@@ -646,8 +687,8 @@ _COMMON = (KERNEL, GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, 
 _TAIL = (_TOL, _ITER, _PROX_TOL)
 _TAIL_TV = (_TOL_TV, _ITER, _PROX_TOL)
 PARAMS = {
-    "tvrls": _COMMON + (_ETA, _TV_GAMMA, _R2) + _TAIL_TV,
-    "tvsvm": _COMMON + (_MU_TV, _TV_GAMMA, _R2) + _TAIL_TV,
+    "tvrls": _COMMON + (_ETA, _TV_GAMMA, _R2, _CLASS_NORM) + _TAIL_TV,
+    "tvsvm": _COMMON + (_MU_TV, _TV_GAMMA, _R2, _CLASS_NORM) + _TAIL_TV,
     "cheeger-rls": _COMMON + (_C,) + _TAIL,
     "cheeger-svm": _COMMON + (_MU, _C) + _TAIL,
 }
@@ -704,7 +745,7 @@ def _fit_tv(name: str):
                 extra["tv_gamma"] = 0.03 if params["tv_gamma"] is None else params["tv_gamma"]
                 res = tv_multiclass(st, Y, lab, loss, eta=params.get("eta", 100.0),
                                     gamma=extra["tv_gamma"], mu=params.get("mu", 100.0),
-                                    **common)
+                                    class_norm=params["class_norm"], **common)
             else:
                 res = cheeger_multiclass(st, Y, lab, loss, c=params["cheeger_step"],
                                          mu=params.get("mu", 1.0), **common)

@@ -84,6 +84,26 @@ def test_cli_multiclass_native(tmp, algo):
         assert np.array_equal(p[~lab], pred)
 
 
+def test_cli_class_norm(tmp):
+    """--class-norm n/c reaches the multi-class solver and the model; it converges where the
+    default √N runs to the iteration limit (10 classes), and it is refused where it has no
+    meaning."""
+    _multiclass_file(tmp)
+    r = run("ssl-train", "-a", "tvsvm", "-g", "0.03125", "--class-norm", "n/c",
+            tmp / "train.svm", tmp / "m", check=0)
+    assert "stopped at its iteration limit" not in r.stderr
+    assert read_model(str(tmp / "m")).params["class_norm"] == "n/c"
+    r = run("ssl-train", "-a", "tvsvm", "-g", "0.03125", tmp / "train.svm", tmp / "m2",
+            check=0)
+    assert "tvsvm stopped at its iteration limit (100)" in r.stderr
+    assert read_model(str(tmp / "m2")).params["class_norm"] == "n"
+    r = run("ssl-train", "-a", "tvrls", "--class-norm", "c", tmp / "train.svm", tmp / "m3")
+    assert r.returncode == 2 and "--class-norm" in r.stderr and "n/c" in r.stderr
+    r = run("ssl-train", "-a", "cheeger-rls", "--class-norm", "n/c", tmp / "train.svm",
+            tmp / "m3")
+    assert r.returncode == 2 and "option --class-norm is not used by -a cheeger-rls" in r.stderr
+
+
 def test_cli_tv_usage_errors(tmp):
     train = SAMPLES / "pcmac.train"
     r = run("ssl-train", "-a", "svm", "--tv-gamma", "0.1", train, tmp / "m")

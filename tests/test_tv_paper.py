@@ -122,3 +122,33 @@ def test_table2_multiclass_tvsvm_usps_0_1_4_9():
             r = tvsvm.tv_multiclass(st, Y * lab[:, None], lab, "svm", progress=False)
             errs.append(100 * np.mean(classes[r.f.argmax(1)][~lab] != y[~lab]))
         assert abs(np.mean(errs) - TP.TABLE2["tvsvm"][k]) <= 1.5, (per_class, np.mean(errs))
+
+
+def test_class_norm_n_over_c_converges_on_ten_class_mnist():
+    """--class-norm n/c (columns of norm √(N/c), a balanced one-hot column's norm) against
+    the default √N on 10-class mnist (2,000 random rows, 10 labels per class, rbf γ = 1/64):
+    with √N the unlabeled entries are √10 times the labels' size and multi-class TV-SVM does
+    not settle in 100 iterations (24 % error); with √(N/c) it converges in about 12 to
+    16 %, the figures the option's help quotes."""
+    from formats.svmlight import read_dataset
+    from solvers.kernels import KernelSpec
+
+    assert tvsvm.class_scale(400, 4, "n") == 20.0 and tvsvm.class_scale(400, 4, "n/c") == 10.0
+    with pytest.raises(ValueError):
+        tvsvm.class_scale(400, 4, "c")
+    data = read_dataset(str(TP.SHARED / "datasets" / "mnist" / "mnist.gz"), n_features=784)
+    rows = np.random.default_rng(0).permutation(data.n_rows)[:2000]
+    X = data.X[rows] / 255.0
+    y = data.y[rows]
+    classes = np.unique(y)
+    assert classes.size == 10
+    lab = TP.draw(y, 10, 0)
+    Y = (y[:, None] == classes[None, :]) * lab[:, None]
+    st = tvsvm.setup(X, KernelSpec("rbf", 1 / 64), 10)
+    err = {}
+    for norm in ("n", "n/c"):
+        r = tvsvm.tv_multiclass(st, Y.astype(float), lab, "svm", class_norm=norm,
+                                progress=False)
+        err[norm] = 100 * np.mean(classes[r.f.argmax(1)][~lab] != y[~lab])
+        assert r.converged == (norm == "n/c") and r.iterations <= (30 if r.converged else 100)
+    assert err["n/c"] < 18.0 and err["n"] > err["n/c"] + 5.0, err
