@@ -2,6 +2,7 @@
 
     python bench/bench_tv.py table1 [--draws 10]      # 4 vs 9, binary formulations
     python bench/bench_tv.py table2 [--draws 10]      # 0/1/4/9, multi-class formulations
+    python bench/bench_tv.py table1 --set graph_weights=self-tuning --set start=labels
     python bench/bench_tv.py scaling                  # mnist, cheeger-rls / tvrls, 1K rows up
     python bench/bench_tv.py scaling --digits 0,1,2,3,4,5,6,7,8,9 --nystrom 1000 --sizes 60000
 
@@ -28,12 +29,19 @@ METHODS = ("laprls", "lapsvm", "tvrls", "tvsvm", "cheeger-rls", "cheeger-svm")
 PAPER_NAMES = {"laprls": "lap-rls", "lapsvm": "lap-svm"}
 
 
+OVERRIDES: dict[str, str] = {}  # --set NAME=VALUE, for the methods that have NAME
+
+
 def _params(algo: str) -> dict:
     p = ALGORITHMS[algo].defaults()
     p.update(kernel="rbf", gamma=TP.SPEC.gamma, neighbors=TP.NEIGHBORS)
     if algo in ("laprls", "lapsvm"):
         # the settings of our LapSVM test on the usps49-10 split (96 % transductive)
         p.update(gamma_a=0.01, laplacian_degree=2)
+    for name, value in OVERRIDES.items():
+        q = ALGORITHMS[algo].param(name)
+        if q is not None:
+            p[name] = q.check(value)
     return p
 
 
@@ -120,7 +128,15 @@ def main(argv=None) -> None:
     ap.add_argument("--sizes", default="1000,2000,5000,10000")
     ap.add_argument("--digits", default="4,9", help="scaling: digits, e.g. 0,1,2,3,4,5,6,7,8,9")
     ap.add_argument("--nystrom", type=int, default=0, help="scaling: Nyström landmarks")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a solver parameter for the methods that have it (model-file names), "
+                         "e.g. --set graph_weights=self-tuning --set start=labels")
     a = ap.parse_args(argv)
+    for kv in a.set:
+        name, _, value = kv.partition("=")
+        OVERRIDES[name] = value
+    if a.set:
+        print("settings: " + ", ".join(a.set))
     logging.getLogger("ssl").setLevel(logging.WARNING)
     methods = a.methods.split(",")
     if a.what == "scaling":
