@@ -36,7 +36,7 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench
-	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q tests
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 tests
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench

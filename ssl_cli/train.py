@@ -69,9 +69,12 @@ def _param_options() -> list[click.Option]:
         elif len({q.range_text() for _, q in uses}) == 1:  # meanings or defaults differ
             text = f"Range {p.range_text()}. " + "; ".join(
                 f"{a.name}: {q.help}, default {_fmt(q.default)}" for a, q in uses)
-        else:
-            text = "; ".join(f"{a.name}: {q.help}; {q.range_text()}, default "
-                             f"{_fmt(q.default)}" for a, q in uses)
+        else:  # algorithms with the same meaning, range and default share one entry
+            groups: dict[tuple, list[str]] = {}
+            for a, q in uses:
+                groups.setdefault((q.help, q.range_text(), _fmt(q.default)), []).append(a.name)
+            text = "; ".join(f"{', '.join(names)}: {h}; {r}, default {d}"
+                             for (h, r, d), names in groups.items())
         opts.append(click.Option(
             [*p.flags, f"p_{name}"], default=None, metavar=p.metavar or p.type.__name__.upper(),
             help=text))

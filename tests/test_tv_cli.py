@@ -29,7 +29,7 @@ def test_cli_binary_usps49(tmp, algo):
     if algo.startswith("tv"):
         assert m.params["tv_gamma"] == 0.1  # the default taken for two classes is recorded
         assert f"{algo} start: the Cheeger-RLS solution" in r.stderr
-    assert m.params["start"] == ("cheeger" if algo.startswith("tv") else "tv")
+    assert m.params["start"] == ("cheeger" if algo.startswith("tv") else "labels")
     tr = read_dataset(str(train), n_features=256)
     unl = tr.X[tr.y == 0]
     truth = np.loadtxt(shared("bench", "usps49-10", "train.truth"))[tr.y == 0]
@@ -72,7 +72,9 @@ def test_cli_multiclass_native(tmp, algo):
     r = run("ssl-train", "-a", algo, "-g", "0.03125", tmp / "train.svm", tmp / "m", "-l",
             tmp / "l", "--values", check=0)
     assert "10 classes (multi-class formulation)" in r.stderr
-    assert ("start: the multi-class TV-SVM solution" in r.stderr) == (algo == "cheeger-rls")
+    assert "start: the multi-class TV-SVM solution" not in r.stderr
+    if algo == "cheeger-rls":  # 5 labels per class: auto takes the labels
+        assert "cheeger-rls start: labels (auto: at least two labeled rows per class)" in r.stderr
     m = read_model(str(tmp / "m"))
     assert m.labels == list(range(1, 11)) and m.n_functions == 10
     lines = (tmp / "l").read_text().splitlines()
@@ -108,8 +110,14 @@ def test_cli_class_norm(tmp):
 
 
 def test_cli_start(tmp):
-    """--start reaches the solver and the model; each method accepts only its own starts."""
-    _multiclass_file(tmp)
+    """--start reaches the solver and the model records the start taken; auto takes the TV-SVM
+    start with one label per class; each method accepts only its own starts."""
+    _multiclass_file(tmp, per_class=1)
+    r = run("ssl-train", "-a", "cheeger-rls", "-g", "0.03125", tmp / "train.svm", tmp / "m",
+            check=0)
+    assert "cheeger-rls start: tv (auto: one labeled row in some class)" in r.stderr
+    assert "cheeger-rls start: the multi-class TV-SVM solution" in r.stderr
+    assert read_model(str(tmp / "m")).params["start"] == "tv"
     r = run("ssl-train", "-a", "cheeger-rls", "-g", "0.03125", "--start", "labels",
             tmp / "train.svm", tmp / "m", check=0)
     assert "start: the multi-class TV-SVM solution" not in r.stderr
@@ -118,7 +126,8 @@ def test_cli_start(tmp):
     assert r.returncode == 2 and "--start must be one of cheeger, labels (got 'tv')" in r.stderr
     r = run("ssl-train", "-a", "cheeger-svm", "--start", "cheeger", tmp / "train.svm",
             tmp / "m2")
-    assert r.returncode == 2 and "--start must be one of tv, labels (got 'cheeger')" in r.stderr
+    assert r.returncode == 2 and "--start must be one of auto, tv, labels (got 'cheeger')" in \
+        r.stderr
     train = shared("bench", "usps49-10", "train.svm")
     r = run("ssl-train", "-a", "tvsvm", "-g", "0.03125", "--start", "labels", "--max-iter", "3",
             train, tmp / "m3", check=0)

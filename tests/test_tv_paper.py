@@ -122,9 +122,10 @@ def test_table2_multiclass_tvsvm_and_cheeger_usps_0_1_4_9():
     draws each, multi-class TV-SVM (paper section 3.5) with the defaults: mean error on the
     unlabeled rows within 1.5 points of the paper's row (1.75, 1.82, 1.77, 1.85). With one
     label per class, the cell where the labels start fails (70.8 / 52.4 %), multi-class
-    Cheeger-RLS / -SVM from their default start, the TV-SVM solution, within 1.5 points of
-    theirs (3.35 / 2.94; measured 2.00 / 2.00). The TV-SVM run of each draw is that start: the
-    default ``start='tv'`` computes the same thing (checked on the first draw)."""
+    Cheeger-RLS / -SVM from the start their default takes there, the TV-SVM solution, within
+    1.5 points of theirs (3.35 / 2.94; measured 2.00 / 2.00). The TV-SVM run of each draw is
+    that start: the default ``start='auto'`` computes the same thing (checked on the first
+    draw)."""
     X, y = TP.load((0, 1, 4, 9))
     classes = np.array([0, 1, 4, 9])
     Y = (y[:, None] == classes[None, :]).astype(float)
