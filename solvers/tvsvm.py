@@ -79,7 +79,8 @@ class TVSetup(_KernelStep):
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """(λI + rK)⁻¹ b (b: vector or n×c)."""
-        return sla.cho_solve(self.chol, b)
+        # K comes from parsed, finite data; a finiteness check scans the n² factor every call
+        return sla.cho_solve(self.chol, b, check_finite=False)
 
     def label_solve(self, lab: np.ndarray, eta: float, b: np.ndarray) -> np.ndarray:
         """α with (ηJK + rK + λI)α = b, J = diag(lab) (the multi-class TV-RLS f-step, paper
@@ -94,7 +95,7 @@ class TVSetup(_KernelStep):
             self._label_factor = (key, sla.cho_factor(A, lower=True, overwrite_a=True,
                                                       check_finite=False), m)
         _, fac, m = self._label_factor
-        return sla.cho_solve(fac, b / (m[:, None] if b.ndim == 2 else m))
+        return sla.cho_solve(fac, b / (m[:, None] if b.ndim == 2 else m), check_finite=False)
 
     def expansion(self, alpha: np.ndarray) -> tuple[object, np.ndarray]:
         """(rows, coefficients) of f(x) = Σ_j k(x, rows_j) coef_j equal to Kα on the
