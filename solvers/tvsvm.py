@@ -833,10 +833,11 @@ def _fit_tv(name: str):
                 extra["start"] = "labels"  # the multi-class splitting starts from the labels
             else:
                 extra["start"] = cheeger_start(Y, lab, params["start"])
-                log.info("%s start: %s%s", name, extra["start"],
-                         " (auto: one labeled row in some class)" if params["start"] == "auto"
-                         and extra["start"] == "tv" else " (auto: at least two labeled rows "
-                         "per class)" if params["start"] == "auto" else "")
+                why = ""
+                if params["start"] == "auto":
+                    why = (" (auto: one labeled row in some class)" if extra["start"] == "tv"
+                           else " (auto: at least two labeled rows per class)")
+                log.info("%s start: %s%s", name, extra["start"], why)
                 res = cheeger_multiclass(st, Y, lab, loss, c=params["cheeger_step"],
                                          mu=params.get("mu", 1.0), start=extra["start"],
                                          **common)
