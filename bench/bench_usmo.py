@@ -3,10 +3,19 @@
     python bench/bench_usmo.py table3            # F-measure per set and λ, both scalings
     python bench/bench_usmo.py scaling [SET ...] # time and peak RSS vs n, USMO and OSQP
     python bench/bench_usmo.py one SET KERNEL N SOLVER   # one run (used by scaling)
+    python bench/bench_usmo.py prior [--draws 10]        # --prior auto on the 9 UCI sets
+
+Prior protocol (issue 5): the 9 UCI sets, 20 % of the positives labeled (draws 0, 1, …), raw
+features; target = the positive fraction of the unlabeled rows; a hit = within ±0.05. The
+"supervised scores" rows run the same ratio rule on scores of a logistic regression fitted to
+the true classes (which PU data do not have): how far the rule can get when the scores are as
+good as a linear model can make them.
 
 Scaling protocol (the paper's Figures 4-7): 100 labeled positives, N unlabeled rows drawn at
 random from the rest, features min-max scaled to [0, 1], λ = 0.01, rbf γ = 0.5 (σ = 1), true
 prior of the unlabeled rows, τ = 1e-3; each run in its own process (peak RSS is that run's).
+Sizes beyond a training file append its test file (shuttle, a9a); a set smaller than the
+largest size runs there with every row it has (bank-marketing 45,111, a9a 48,742).
 OSQP gets the dual as a sparse QP with the dense K_UU block (eps 1e-6); it stops being run
 once its n² kernel would pass 1 GiB (n ≈ 11.5K).
 """
@@ -42,29 +51,41 @@ def _minmax(X):
     return sp.csr_matrix((A - lo) / np.where(hi > lo, hi - lo, 1.0))
 
 
-def load_big(name):
+def _read(path, n_features, with_test):
+    d = read_dataset(str(path), n_features=n_features)
+    X, y = sp.csr_matrix(d.X), d.y
+    if with_test:
+        t = read_dataset(str(path) + ".t" if path.suffix != ".gz" else
+                         str(path).replace(".gz", ".t.gz"), n_features=X.shape[1])
+        X, y = sp.vstack([X, sp.csr_matrix(t.X)], format="csr"), np.concatenate([y, t.y])
+    return X, y
+
+
+def load_big(name, with_test=False):
+    """(X, y ±1) of a scaling set; with_test appends the set's test file (shuttle, mnist, a9a)
+    for sizes beyond the training file."""
     ds = UP.SHARED / "datasets"
     if name == "bank-marketing":
-        d = read_dataset(str(ds / "bank-marketing" / "bank-full"))
-        return _minmax(d.X), d.y
+        X, y = _read(ds / "bank-marketing" / "bank-full", None, False)
+        return _minmax(X), y
     if name == "shuttle":  # class 1 against the rest
-        d = read_dataset(str(ds / "shuttle" / "shuttle"))
-        return _minmax(d.X), np.where(d.y == 1, 1.0, -1.0)
+        X, y = _read(ds / "shuttle" / "shuttle", None, with_test)
+        return _minmax(X), np.where(y == 1, 1.0, -1.0)
     if name == "mnist":  # digit 0 against the rest, pixels / 255
-        d = read_dataset(str(ds / "mnist" / "mnist.gz"), n_features=784)
-        return d.X / 255.0, np.where(d.y == 0, 1.0, -1.0)
-    d = read_dataset(str(ds / "a9a" / "a9a"), n_features=123)
-    return d.X, d.y
+        X, y = _read(ds / "mnist" / "mnist.gz", 784, with_test)
+        return X / 255.0, np.where(y == 0, 1.0, -1.0)
+    return _read(ds / "a9a" / "a9a", 123, with_test)
 
 
 def one(name, kernel, n, solver) -> dict:
     X, y = load_big(name)
+    if n > y.size - 100 and name != "bank-marketing":
+        X, y = load_big(name, with_test=True)
     rng = np.random.default_rng(0)
     pos = np.flatnonzero(y > 0)
     P = rng.choice(pos, 100, replace=False)
     rest = np.setdiff1d(np.arange(y.size), P)
-    if n > rest.size:
-        return {"skipped": f"only {rest.size} rows"}
+    n = min(n, rest.size)  # the largest size takes every row a set has
     U = rng.choice(rest, n, replace=False)
     rows = np.concatenate([P, U])
     Xr = sp.csr_matrix(X[rows])
@@ -101,7 +122,7 @@ def one(name, kernel, n, solver) -> dict:
         obj = float(res.info.obj_val) + 0.5 * c1 * c1 * spp
         f = None
     secs = time.perf_counter() - t0
-    out = {"secs": secs, "objective": obj,
+    out = {"n": n, "secs": secs, "objective": obj,
            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
     if f is not None:
         pred = np.where(f > 0, 1.0, -1.0)
@@ -126,14 +147,17 @@ def scaling(names, kernels_=("linear", "rbf"), sizes=SIZES) -> None:
                     res[solver] = json.loads(p.stdout) if p.returncode == 0 else \
                         {"error": p.stderr.strip().splitlines()[-1:]}
                 u, q = res["usmo"], res["osqp"]
-                if "skipped" in u:
+                if "secs" not in u:
+                    print(f"| {name} | {kern} | {n} | failed: {u} |", flush=True)
                     continue
+                if u["n"] < n and n != sizes[-1]:
+                    continue  # the set is smaller than this size: only the largest runs
                 qs = "—" if q is None or "secs" not in q else f"{q['secs']:.2f}"
                 qm = "—" if q is None or "secs" not in q else f"{q['rss_mb']:.0f}"
                 ratio = "—" if q is None or "secs" not in q else f"{q['secs'] / u['secs']:.1f}×"
                 diff = "—" if q is None or "secs" not in q else \
                     f"{(u['objective'] - q['objective']) / abs(q['objective']):.1e}"
-                print(f"| {name} | {kern} | {n} | {u['secs']:.2f} | {u['rss_mb']:.0f} | {qs} | "
+                print(f"| {name} | {kern} | {u['n']} | {u['secs']:.2f} | {u['rss_mb']:.0f} | {qs} | "
                       f"{qm} | {ratio} | {diff} | {100 * u['f']:.1f} |", flush=True)
 
 
@@ -179,10 +203,39 @@ def table3(prior_from: str = "all", positive: str = "plus", scalings=("01", "raw
         print("(* = stopped at 300000 pair steps before τ-optimality)")
 
 
+PRIOR_SETS = ("australian", "clean1", "diabetes", "heart", "house-votes", "ionosphere",
+              "kr-vs-kp", "liver-disorders", "spectf")
+
+
+def prior(draws: int = 10) -> None:
+    """--prior auto (usmo.estimate_prior) per set and draw, PU scores and supervised scores."""
+    for label, oracle in (("PU scores (--prior auto)", False),
+                          ("supervised scores (oracle)", True)):
+        print(f"\n{label}: estimate per draw 0..{draws - 1}")
+        print("| set | p | true π | estimates | mean | sd | hits |")
+        print("|---|---|---|---|---|---|---|")
+        hits = np.zeros(draws, dtype=int)
+        for name in PRIOR_SETS:
+            X, y = UP.load(name, "raw")
+            est = []
+            for seed in range(draws):
+                yy = UP.pu_split(y, 0.2, seed)
+                true = float(np.mean(y[yy == 0] > 0))
+                e, _ = usmo.estimate_prior(X, yy, score_target=(y > 0) if oracle else None)
+                est.append(e)
+                hits[seed] += abs(e - true) <= 0.05
+            e = np.array(est)
+            print(f"| {name} | {int(yy.sum())} | {true:.2f} | "
+                  f"{' '.join(f'{v:.2f}' for v in e)} | {e.mean():.2f} | {e.std():.2f} | "
+                  f"{int(np.sum(np.abs(e - true) <= 0.05))}/{draws} |", flush=True)
+        print(f"sets within ±0.05 per draw: {' '.join(map(str, hits))} "
+              f"(mean {hits.mean():.1f}, min {hits.min()})")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=("table3", "scaling", "one"))
+    ap.add_argument("what", choices=("table3", "scaling", "one", "prior"))
     ap.add_argument("args", nargs="*")
     ap.add_argument("--kernels", default="linear,rbf", help="scaling: kernels to run")
     ap.add_argument("--prior-from", choices=("all", "unlabeled"), default="all",
@@ -193,8 +246,11 @@ def main(argv=None):
     ap.add_argument("--scalings", default="01,raw", help="table3: 01 and/or raw")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
                     help="scaling: numbers of unlabeled rows")
+    ap.add_argument("--draws", type=int, default=10, help="prior: labeled draws per set")
     a = ap.parse_args(argv)
-    if a.what == "table3":
+    if a.what == "prior":
+        prior(a.draws)
+    elif a.what == "table3":
         table3(a.prior_from, a.positive, tuple(a.scalings.split(",")))
     elif a.what == "scaling":
         scaling(a.args or SCALING_SETS, tuple(a.kernels.split(",")),

@@ -513,7 +513,8 @@ def _logistic_fit(A, s, reg):
 
 
 def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction: float = 0.4,
-                   reg: float = 1e-2) -> tuple[float, float]:
+                   reg: float = 1e-2, score_target: np.ndarray | None = None
+                   ) -> tuple[float, float]:
     """Estimate of the positive fraction π of the unlabeled rows (mixture proportion).
 
     If the labeled positives are a random sample of the positives, the unlabeled rows follow
@@ -528,6 +529,11 @@ def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction
     the averaged curve over q ≥ ``min_fraction``, clipped to [0.001, 0.999]. Averaging before
     the minimum keeps the minimum from chasing noise in the few top-scoring positives of a
     small labeled set. Returns (π, q at the minimum).
+
+    ``score_target`` (0/1 per row) replaces the labeled-positive indicator as the target of
+    the logistic regression only; the ratios still count labeled positives and unlabeled
+    rows. bench_usmo.py passes the true classes there to measure how close this ratio rule
+    comes when the scores separate the classes as well as a supervised fit can (an oracle).
     """
     X = sp.csr_matrix(X)
     n = y.size
@@ -542,6 +548,7 @@ def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction
     else:  # large sparse text: scale columns only, keep sparsity
         sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
         A = X @ sp.diags(1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)))
+    target = s if score_target is None else (np.asarray(score_target) > 0).astype(np.float64)
     qs = np.round(np.arange(min_fraction, 1.0 + 1e-9, 0.05), 10)
     curve = np.zeros(qs.size)
     rng = np.random.default_rng(seed)
@@ -552,7 +559,7 @@ def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction
             tr, te = half != k, half == k
             if s[tr].sum() < 1 or s[te].sum() < 1 or (s[te] == 0).sum() < 1:
                 continue
-            w, b = _logistic_fit(A[tr], s[tr], reg)
+            w, b = _logistic_fit(A[tr], target[tr], reg)
             sc = A[te] @ w + b
             sp_ = np.sort(sc[s[te] > 0])
             su = np.sort(sc[s[te] == 0])
