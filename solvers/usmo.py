@@ -649,8 +649,12 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
                       float(params["coef0"]))
     r = usmo(X, y, params["lambda"], prior, spec, params["epsilon"], params["max_iter"],
              params["cache_mb"])
-    if not r.converged:
+    if not r.converged and r.iterations >= params["max_iter"]:
         log.warning("usmo stopped at its iteration limit (%d) with violation %.3g > τ = %g",
+                    r.iterations, r.violation, params["epsilon"])
+    elif not r.converged:
+        log.warning("usmo stopped after %d pair steps: the maximal violating pair's exact step "
+                    "is nil in floating point, violation %.3g > τ = %g (not τ-optimal)",
                     r.iterations, r.violation, params["epsilon"])
     log.info("usmo: objective %.10g after %d pair steps (max violation %.3g), β %.6g",
              r.objective, r.iterations, r.violation, r.beta)

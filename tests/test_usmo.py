@@ -307,3 +307,25 @@ def test_cli_negative_rows(tmp):
     assert r.returncode == 2 and "--negatives-as-unlabeled is not used by -a svm" in r.stderr
     r = run("ssl-train", "-a", "usmo", "-v", "3", tmp / "d.svm")
     assert r.returncode == 2 and "PU metric" in r.stderr
+
+
+@pytest.mark.parametrize("iterations, expected", [
+    (7, "stopped after 7 pair steps: the maximal violating pair's exact step is nil"),
+    (10_000_000, "stopped at its iteration limit (10000000)")])
+def test_fit_says_why_it_stopped_short(monkeypatch, caplog, iterations, expected):
+    """A run that is not τ-optimal is reported with its reason: the step limit, or a nil
+    pair step before it."""
+    X, y = _problem(seed=3, n=60)
+    real = usmo.usmo
+
+    def short(*args, **kw):
+        r = real(*args, **kw)
+        r.converged, r.iterations, r.violation = False, iterations, 0.5
+        return r
+
+    monkeypatch.setattr(usmo, "usmo", short)
+    params = {p.name: p.default for p in usmo.PARAMS}
+    params["prior"] = "0.3"
+    with caplog.at_level("WARNING", logger="ssl.solver.usmo"):
+        usmo.fit_usmo(sp.csr_matrix(X), y, None, params)
+    assert expected in caplog.text and "violation 0.5 > τ = 0.001" in caplog.text
