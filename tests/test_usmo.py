@@ -165,6 +165,21 @@ def test_dense_sparse_and_linear_paths_agree():
     np.testing.assert_allclose(Xs[y == 0] @ lin.w, lin.g, rtol=1e-9, atol=1e-9)
 
 
+def test_linear_auto_path_takes_the_cache_unless_it_holds_under_two_rows():
+    X, y = _problem(seed=4, n=2000, d=6)
+    Xs = sp.csr_matrix(X)
+    n = int((y == 0).sum())
+    few = 5 * 8 * n / 2**20  # MB for five rows: a quarter of a percent of them
+    none = 1 * 8 * n / 2**20  # one row
+    w = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-6, linear_path="w")
+    small = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-6, cache_mb=few)
+    tiny = usmo.usmo(Xs, y, 0.01, 0.3, KernelSpec("linear"), tau=1e-6, cache_mb=none)
+    assert small.cache_misses > 0 and tiny.cache_misses == 0 and w.cache_misses == 0
+    assert small.objective == pytest.approx(w.objective, rel=1e-9)
+    assert tiny.objective == w.objective
+    np.testing.assert_allclose(small.w, w.w, rtol=1e-6, atol=1e-6)
+
+
 def test_cache_smaller_than_the_problem_gives_the_same_solution():
     X, y = _problem(seed=2, n=300)
     spec = KernelSpec("rbf", 0.3)
