@@ -14,9 +14,10 @@ quadratic (kinks where σ_i or σ_j cross c2/2, ends at the bounds), the pair ch
 maximal violating pair under one-sided derivatives (increase: −g_i + V′₊(σ_i), decrease: −g_j +
 V′₋(σ_j), g = Ka on the unlabeled rows; σ within KINK_RTOL·c2 of the kink counts as on it); stop
 when the violation is ≤ τ. The gradient g is kept for every unlabeled row and updated with two
-kernel rows per step, the rows held in an LRU cache bounded in MB; with the linear kernel w is
-kept explicitly instead (no cache, CSR). Nothing n×n is ever stored. β: average of ∓1 − g_u over
-the free variables, or the midpoint of the interval the KKT conditions allow when none is free.
+kernel rows per step, the rows held in an LRU cache bounded in MB (the linear kernel too, unless
+the cache holds under two rows: then w is kept explicitly, CSR). Nothing n×n is ever stored. β:
+average of ∓1 − g_u over the free variables, or the midpoint of the interval the KKT conditions
+allow when none is free.
 """
 
 from __future__ import annotations
