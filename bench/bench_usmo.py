@@ -203,10 +203,6 @@ def table3(prior_from: str = "all", positive: str = "plus", scalings=("01", "raw
         print("(* = stopped before τ-optimality)")
 
 
-PRIOR_SETS = ("australian", "clean1", "diabetes", "heart", "house-votes", "ionosphere",
-              "kr-vs-kp", "liver-disorders", "spectf")
-
-
 def prior(draws: int = 10) -> None:
     """--prior auto (usmo.estimate_prior) per set and draw, PU scores and supervised scores."""
     for label, oracle in (("PU scores (--prior auto)", False),
@@ -215,7 +211,7 @@ def prior(draws: int = 10) -> None:
         print("| set | p | true π | estimates | mean | sd | hits |")
         print("|---|---|---|---|---|---|---|")
         hits = np.zeros(draws, dtype=int)
-        for name in PRIOR_SETS:
+        for name in UP.PRIOR_SETS:
             X, y = UP.load(name, "raw")
             est = []
             for seed in range(draws):

@@ -251,10 +251,8 @@ def test_prior_estimate_on_the_uci_sets():
     classes (bench_usmo.py prior) reaches 2, 3, 5, 3, 5 on these draws (mean 3.7 over ten):
     the limit is the labeled sample, not the scores. Kept here: the mean over draws and the
     well-separated kr-vs-kp in every draw."""
-    names = ["australian", "clean1", "diabetes", "heart", "house-votes", "ionosphere",
-             "kr-vs-kp", "liver-disorders", "spectf"]
     hits = np.zeros(5)
-    for name in names:
+    for name in UP.PRIOR_SETS:
         X, y = UP.load(name, "raw")
         for seed in range(5):
             yy = UP.pu_split(y, 0.2, seed)
