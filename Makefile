@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune clean
+.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,7 @@ test: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench
 
-bench: bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune
+bench: bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention
 
 bench-svm: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_svm.py
@@ -72,6 +72,9 @@ bench-tune: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_tune.py jobs
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_tune.py warm
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_tune.py predict
+
+bench-contention: $(VENV)/.installed-test
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_contention.py --reps 5
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -27,10 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from formats import CHUNK_BYTES
 from formats import _parse as P
 from formats.errors import DataError
-
-CHUNK_BYTES = 8 << 20
 
 
 @dataclass

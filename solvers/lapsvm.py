@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -44,26 +44,11 @@ from solvers.errors import ProblemError
 from solvers.kernels import KernelSpec
 from solvers.models import KernelExpansion, Model
 from solvers.multiclass import binary_tasks, nth_seed
-from solvers.params import (
-    BIAS,
-    COEF0,
-    DEGREE,
-    EPSILON,
-    GAMMA,
-    GRAPH_WEIGHTS,
-    HEAT_WIDTH,
-    KERNEL,
-    LAPLACIAN,
-    LAPLACIAN_DEGREE,
-    MAX_ITER,
-    NEIGHBORS,
-    Param,
-)
+from solvers.params import SOLVER_PARAMS
 
 log = logging.getLogger("ssl.solver.lapsvm")
 
 STABILITY_TOLERANCE = 0.015  # lapsvmp: stop when < 1.5 % of unlabeled signs change
-EARLY_STOPS = ("stability", "validation", "mixed", "none")
 
 
 def check_period(n: int) -> int:
@@ -375,36 +360,7 @@ def _val_errors(v: Validation, alpha, b) -> int:
 
 # --------------------------------------------------------------------------- registry glue
 
-GAMMA_A = Param("gamma_a", ("--gamma-a",), float, 1e-6,
-                "ambient-norm weight γ_A (of αᵀKα)", low=0.0)
-GAMMA_I = Param("gamma_i", ("--gamma-i",), float, 1.0,
-                "intrinsic-norm weight γ_I (of fᵀL^p f)", low=0.0)
-SOLVER = Param("solver", ("--solver",), str, "pcg",
-               "pcg: conjugate gradient preconditioned by K, with early stopping; newton: "
-               "exact primal Newton, O(n³)", choices=("pcg", "newton"), metavar="NAME")
-EARLY_STOP = Param("early_stop", ("--early-stop",), str, "stability",
-                   "PCG stopping rule: stability (fewer than 1.5 % of unlabeled signs change "
-                   "between checks every ceil(sqrt(n)/2) iterations), validation (validation "
-                   "error stops improving; needs --validation), mixed (both), none (gradient "
-                   "tolerance -e)", choices=EARLY_STOPS, metavar="RULE")
-_BIAS = BIAS.with_default(0.0, "1 adds an unregularised bias b to f = Kα + b (with a "
-                               "normalized Laplacian b also enters fᵀLf); 0 = no bias, as "
-                               "lapsvmp's default")
-_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop none: stop when "
-                                  "the preconditioned gradient norm falls to ε times its start")
-_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
-                                    "(default 50)")
-COMMON = (KERNEL, GAMMA, DEGREE, COEF0, NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN,
-          LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
-PARAMS = {
-    "lapsvm": COMMON + (SOLVER, EARLY_STOP, _EPS, _BIAS, _ITER),
-    "laprls": COMMON + (
-        replace(SOLVER, default="auto", choices=("auto", "newton", "pcg"),
-                help="auto: newton up to 4000 rows, pcg above; newton: direct solve of the "
-                     "linear system (one Newton step), O(n³); pcg: conjugate gradient "
-                     "preconditioned by K"),
-        EARLY_STOP, _EPS, _BIAS, _ITER),
-}
+PARAMS = {name: SOLVER_PARAMS[name] for name in ("lapsvm", "laprls")}
 DIRECT_MAX_ROWS = 4000
 
 

@@ -15,11 +15,13 @@ never densified.
 import numpy as np
 from numba import njit, prange
 
+from solvers.params import CG_ITER_MAX, MFN_ITER_MAX
+
 BIG_EPSILON = 0.01  # SVMlin: the loose tolerance of the first, cheap phase
 SMALL_CGITERMAX = 10  # SVMlin: CG iterations allowed in the very first solve from w = 0
-CGITERMAX = 10000
+CGITERMAX = CG_ITER_MAX
 RELATIVE_STOP_EPS = 1e-9
-MFNITERMAX = 50
+MFNITERMAX = MFN_ITER_MAX
 
 
 # Indexing note: array subscripts are cast to unsigned (U(...)) in the inner loops. Numba must

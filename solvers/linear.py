@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from solvers import linalg as la
 from solvers.multiclass import nth_seed, one_vs_rest
-from solvers.params import BIAS, COST_NEGATIVE, COST_POSITIVE, EPSILON, LAMBDA, MAX_ITER
+from solvers.params import SOLVER_PARAMS
 
 log = logging.getLogger("ssl.solver.linear")
 
@@ -201,11 +201,6 @@ def _rls(X, Y, C, params, tag, w0=None):
                     max_iter=params["max_iter"], w0=w0)
 
 
-PARAMS = {
-    "svm": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
-            MAX_ITER.with_default(la.MFNITERMAX, "maximum number of Newton steps")),
-    "rls": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
-            MAX_ITER.with_default(la.CGITERMAX, "maximum number of CG iterations")),
-}
+PARAMS = {name: SOLVER_PARAMS[name] for name in ("svm", "rls")}
 fit_svm = _fit("svm", _svm)
 fit_rls = _fit("rls", _rls)

@@ -148,3 +148,172 @@ LAPLACIAN = Param("laplacian", ("--laplacian",), str, "normalized",
 LAPLACIAN_DEGREE = Param("laplacian_degree", ("--laplacian-degree",), int, 1,
                          "power p of the Laplacian in the graph regulariser (L^p)", low=1,
                          high=20)
+
+# --------------------------------------------------------------------------- each solver's list
+# Declared here, in a module that imports no numerical library, so that the registry, the
+# options and --help are built without loading numpy, scipy or numba (start-up time).
+
+MFN_ITER_MAX = 50  # SVMlin: Newton steps of L2-SVM-MFN
+CG_ITER_MAX = 10000  # SVMlin: CG iterations of one CGLS solve
+EARLY_STOPS = ("stability", "validation", "mixed", "none")
+
+_LINEAR_PARAMS = {
+    "svm": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
+            MAX_ITER.with_default(MFN_ITER_MAX, "maximum number of Newton steps")),
+    "rls": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
+            MAX_ITER.with_default(CG_ITER_MAX, "maximum number of CG iterations")),
+}
+
+_MFN_ITER = MAX_ITER.with_default(MFN_ITER_MAX, "maximum number of Newton steps per retraining")
+_S3VM_PARAMS = {
+    "tsvm": (LAMBDA, LAMBDA_U, MAX_SWITCH, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
+    "da": (LAMBDA, LAMBDA_U, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
+}
+
+# Laplacian SVM / RLS (Melacci & Belkin)
+GAMMA_A = Param("gamma_a", ("--gamma-a",), float, 1e-6,
+                "ambient-norm weight γ_A (of αᵀKα)", low=0.0)
+GAMMA_I = Param("gamma_i", ("--gamma-i",), float, 1.0,
+                "intrinsic-norm weight γ_I (of fᵀL^p f)", low=0.0)
+_LAP_SOLVER = Param("solver", ("--solver",), str, "pcg",
+                    "pcg: conjugate gradient preconditioned by K, with early stopping; newton: "
+                    "exact primal Newton, O(n³)", choices=("pcg", "newton"), metavar="NAME")
+_EARLY_STOP = Param("early_stop", ("--early-stop",), str, "stability",
+                    "PCG stopping rule: stability (fewer than 1.5 % of unlabeled signs change "
+                    "between checks every ceil(sqrt(n)/2) iterations), validation (validation "
+                    "error stops improving; needs --validation), mixed (both), none (gradient "
+                    "tolerance -e)", choices=EARLY_STOPS, metavar="RULE")
+_LAP_BIAS = BIAS.with_default(0.0, "1 adds an unregularised bias b to f = Kα + b (with a "
+                              "normalized Laplacian b also enters fᵀLf); 0 = no bias, as "
+                              "lapsvmp's default")
+_LAP_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop none: stop when "
+                                "the preconditioned gradient norm falls to ε times its start")
+_LAP_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
+                                  "(default 50)")
+_LAP_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN,
+               LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
+_LAP_PARAMS = {
+    "lapsvm": _LAP_COMMON + (_LAP_SOLVER, _EARLY_STOP, _LAP_EPS, _LAP_BIAS, _LAP_ITER),
+    "laprls": _LAP_COMMON + (
+        replace(_LAP_SOLVER, default="auto", choices=("auto", "newton", "pcg"),
+                help="auto: newton up to 4000 rows, pcg above; newton: direct solve of the "
+                     "linear system (one Newton step), O(n³); pcg: conjugate gradient "
+                     "preconditioned by K"),
+        _EARLY_STOP, _LAP_EPS, _LAP_BIAS, _LAP_ITER),
+}
+
+# USMO (Sansone et al.)
+_PRIOR = Param("prior", ("--prior",), str, "auto",
+               "class prior π: the positive fraction of the unlabeled rows, a number in (0, 1), "
+               "or auto = a mixture-proportion estimate (Blanchard, Lee & Scott 2010; Scott "
+               "2015): the ratio U(s ≥ t)/P(s ≥ t) of unlabeled to labeled-positive rows "
+               "scoring above thresholds t of a logistic regression of P against U fitted on "
+               "random halves, averaged over 20 halvings, minimised over thresholds keeping "
+               "≥ 40 % of P above; printed",
+               metavar="PI",
+               validate=lambda v: parse_prior(v))
+_TAU = Param("epsilon", ("-e", "--epsilon"), float, 1e-3,
+             "τ: stop when no pair violates the optimality conditions by more than τ",
+             low=0.0, low_open=True)
+_CACHE = Param("cache_mb", ("-m", "--cache-mb"), float, 100.0,
+               "kernel-row cache size in MB (LIBSVM's -m)", low=1.0)
+_USMO_PARAMS = (LAMBDA.with_default(1e-2, "regularisation λ: c1 = π/(2λp), c2 = 1/(2λn)"),
+                _PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, _TAU, _CACHE,
+                MAX_ITER.with_default(10_000_000, "maximum number of SMO pair steps"))
+
+
+def parse_prior(v) -> float | None:
+    """None for auto, else a float in (0, 1); ValueError otherwise."""
+    if v is None or str(v) == "auto":
+        return None
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(f"--prior must be a number in (0, 1) or auto (got '{v}')") from None
+    if not 0.0 < x < 1.0:
+        raise ValueError(f"--prior must be in (0, 1) (got {v})")
+    return x
+
+# The TV family (Bresson & Zhang)
+_TV_GAMMA = Param("tv_gamma", ("--tv-gamma",), float, None,
+                  "TV weight γ of the paper: γ‖Dg‖ with ‖Dg‖ = Σ_ij w_ij|g_i − g_j|; default "
+                  "0.1 for two classes, 0.03 for more (chosen on USPS)", low=0.0, low_open=True)
+_ETA = Param("eta", ("--eta",), float, 100.0,
+             "label fidelity η of the paper: η/2 Σ_labeled (y_i − f_i)²", low=0.0,
+             low_open=True)
+_MU = Param("mu", ("--mu",), float, 1.0,
+            "slack weight μ of the paper's SVM steps: μ Σ ξ_i over the labeled rows",
+            low=0.0, low_open=True)
+_MU_TV = _MU.with_default(100.0)
+_R1 = Param("r1", ("--r1",), float, 1.0,
+            "augmented-Lagrangian penalty r1 of f = g (the paper's r in the multi-class and "
+            "Cheeger RLS/SVM steps): the kernel step solves with λI + r1·K",
+            low=0.0, low_open=True)
+_R2 = Param("r2", ("--r2",), float, 1.0,
+            "augmented-Lagrangian penalty r2 of h = g (binary TV-RLS/TV-SVM)",
+            low=0.0, low_open=True)
+_C = Param("cheeger_step", ("--cheeger-step",), float, 0.1,
+           "step c of the Cheeger iteration: g = f + c·sign(f), TV weight Eⁿ/(2c)",
+           low=0.0, low_open=True)
+_PROX_TOL = Param("prox_tol", ("--prox-tol",), float, 1e-4,
+                  "relative duality gap at which each TV proximal step (Chambolle-Pock) stops",
+                  low=0.0, low_open=True, high=1.0, high_open=True)
+_NYSTROM = Param("nystrom", ("--nystrom",), int, 0,
+                 "kernel rank for large graphs: 0 = the exact n×n kernel (16·n² bytes, n³ "
+                 "time); M > 0 = a Nyström kernel over M random landmark rows (seed 0): "
+                 "O(n·M) memory and time per step, and the model keeps only the M landmarks",
+                 low=0)
+_CLASS_NORM = Param("class_norm", ("--class-norm",), str, "n",
+                    "multi-class only: norm of every class column after the simplex step, "
+                    "n = √N (as the binary formulations; best on USPS 0/1/4/9) or n/c = "
+                    "√(N/c), the norm of a balanced one-hot column: converges 2.5-5x "
+                    "faster with ten classes; TV-SVM / TV-RLS error on 10-class mnist with "
+                    "10 labels per class 14 / 17 % against 19 / 22 % at 5,000 rows, 9.6 / "
+                    "14.5 % against 9.2 / 19.1 % at 10,000; worse on USPS; ignored for two "
+                    "classes", choices=("n", "n/c"), metavar="NAME")
+_START_TV = Param("start", ("--start",), str, "cheeger",
+                  "start of the two-class splitting: cheeger = the Cheeger-RLS solution on the "
+                  "same graph and kernel (one cheeger-rls run first; USPS 4 vs 9, 1 label per "
+                  "class: 4.3 % error), labels = the labels, tiny noise elsewhere (40.5 %: it "
+                  "settles on a wrong cut); more classes always start from the labels",
+                  choices=("cheeger", "labels"), metavar="NAME")
+_START_CHEEGER = Param("start", ("--start",), str, "auto",
+                       "start of the multi-class iteration: tv = the multi-class TV-SVM "
+                       "solution on the same graph and kernel (one tvsvm run first), labels = "
+                       "the labels, 1/c elsewhere, auto = tv when some class has a single "
+                       "labeled row, else labels (USPS 0/1/4/9, 1 label per class: 2.0 % error "
+                       "from tv, 71 % from labels; 10-class mnist with 2-10 labels per class: "
+                       "labels better by 3-7 points); two classes always start from the "
+                       "labels; the model records the start taken",
+                       choices=("auto", "tv", "labels"), metavar="NAME")
+_TV_LAMBDA = LAMBDA.with_default(1.0, "RKHS weight λ of the paper: λ/2‖f‖²_K")
+_TOL = EPSILON.with_default(1e-4, "outer tolerance: stop when the relative change of the "
+                                  "transductive solution falls to it")
+# the normalised TV splitting does not settle below ~1e-2 (its residuals hover at 0.5-1.5 %
+# on USPS) while its errors are stable from about 40 iterations on
+_TOL_TV = _TOL.with_default(1e-2)
+_TV_ITER = MAX_ITER.with_default(100, "maximum number of outer iterations")
+_NEIGHBORS = NEIGHBORS.with_default(10)
+_TV_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, _TV_LAMBDA, _R1,
+              _NYSTROM)
+_TAIL = (_TOL, _TV_ITER, _PROX_TOL)
+_TAIL_TV = (_TOL_TV, _TV_ITER, _PROX_TOL)
+_TV_PARAMS = {
+    "tvrls": _TV_COMMON + (_ETA, _TV_GAMMA, _R2, _CLASS_NORM, _START_TV) + _TAIL_TV,
+    "tvsvm": _TV_COMMON + (_MU_TV, _TV_GAMMA, _R2, _CLASS_NORM, _START_TV) + _TAIL_TV,
+    "cheeger-rls": _TV_COMMON + (_C, _START_CHEEGER) + _TAIL,
+    "cheeger-svm": _TV_COMMON + (_MU, _C, _START_CHEEGER) + _TAIL,
+}
+
+TV_OUT_OF_SAMPLE = (
+    "Out of sample every method predicts with f(x) = Σ_j K(x, x_j) α_j over all training rows: "
+    "tvrls/tvsvm with α of the last kernel step (the paper's f = Kα); cheeger-rls/svm with α "
+    "of the RLS/SVM smoothing of the final solution. -l writes the transductive solution: for "
+    "two classes the graph function g (tvrls/tvsvm) or f (cheeger), for more classes f = Kα "
+    "(tvrls/tvsvm) or the simplex solution (cheeger). With --nystrom M the kernel is the "
+    "Nyström one, K̃(x, z) = k(x, X_M) W⁺ k(X_M, z), and the model is its expansion over the M "
+    "landmark rows, equal to K̃α on the training rows")
+
+SOLVER_PARAMS: dict[str, tuple[Param, ...]] = {
+    **_LINEAR_PARAMS, **_S3VM_PARAMS, **_LAP_PARAMS, "usmo": _USMO_PARAMS, **_TV_PARAMS,
+}

@@ -1,22 +1,26 @@
 """The algorithm registry: name -> solver, with its parameters declared once.
 
 ``ssl-train`` builds its options, and the model file its ``param`` lines, from this table.
+It imports no solver module: a solver's module (numpy, scipy, numba and its compiled
+functions) is loaded when its ``fit`` is first used, so ``--help``, option errors and the other
+solvers' runs do not pay for it.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from solvers import lapsvm, linear, s3vm, tvsvm, usmo
-from solvers.params import Param
+from solvers.params import SOLVER_PARAMS, Param
 
 
 @dataclass(frozen=True)
 class Algorithm:
     """A registered solver.
 
-    fit(X, y, cost, params) -> Model, where X is CSR, y float labels (0 = unlabeled, passed only
+    fit(X, y, cost, params) -> Model (``fit_ref`` = "module:function", imported on first use),
+    where X is CSR, y float labels (0 = unlabeled, passed only
     when ``uses_unlabeled``), cost the per-row cost factors, params a dict with a value for
     every declared parameter.
     """
@@ -24,7 +28,7 @@ class Algorithm:
     name: str
     summary: str
     params: tuple[Param, ...]
-    fit: Callable
+    fit_ref: str
     uses_unlabeled: bool
     svmlin_code: int | None = None  # SVMlin's -A number
     # keyword arguments fit() also takes: "validation" = (X, y) of a labeled validation file,
@@ -37,6 +41,11 @@ class Algorithm:
     # warm starts
     warm_path: str | None = None
 
+    @property
+    def fit(self) -> Callable:
+        module, name = self.fit_ref.split(":")
+        return getattr(importlib.import_module(module), name)
+
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
 
@@ -48,47 +57,52 @@ ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
         Algorithm("rls", "regularised least squares on the labeled rows (one CGLS solve)",
-                  linear.PARAMS["rls"], linear.fit_rls, uses_unlabeled=False, svmlin_code=0,
+                  SOLVER_PARAMS["rls"], "solvers.linear:fit_rls",
+                  uses_unlabeled=False, svmlin_code=0,
                   warm_path="lambda"),
         Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
-                  linear.PARAMS["svm"], linear.fit_svm, uses_unlabeled=False, svmlin_code=1,
+                  SOLVER_PARAMS["svm"], "solvers.linear:fit_svm",
+                  uses_unlabeled=False, svmlin_code=1,
                   warm_path="lambda"),
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
-                  s3vm.PARAMS["tsvm"], s3vm.fit_tsvm, uses_unlabeled=True, svmlin_code=2,
+                  SOLVER_PARAMS["tsvm"], "solvers.s3vm:fit_tsvm", uses_unlabeled=True,
+                  svmlin_code=2,
                   warm_path="lambda"),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
-                  s3vm.PARAMS["da"], s3vm.fit_da, uses_unlabeled=True, svmlin_code=3),
+                  SOLVER_PARAMS["da"], "solvers.s3vm:fit_da", uses_unlabeled=True, svmlin_code=3),
         Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
                   "1/2 [Σ_labeled c·max(0, 1 - y f)² + γ_A αᵀKα + γ_I fᵀL^p f] over f = Kα "
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "
                   "convention); PCG with early stopping or Newton",
-                  lapsvm.PARAMS["lapsvm"], lapsvm.fit_lapsvm, uses_unlabeled=True,
+                  SOLVER_PARAMS["lapsvm"], "solvers.lapsvm:fit_lapsvm", uses_unlabeled=True,
                   run_options=("validation", "max_memory"), warm_path="gamma_a"),
         Algorithm("laprls", "Laplacian RLS: as lapsvm with the squared loss (y - f)² on the "
                   "labeled rows; direct solve or PCG",
-                  lapsvm.PARAMS["laprls"], lapsvm.fit_laprls, uses_unlabeled=True,
+                  SOLVER_PARAMS["laprls"], "solvers.lapsvm:fit_laprls", uses_unlabeled=True,
                   run_options=("validation", "max_memory"), warm_path="gamma_a"),
         Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss by SMO (Sansone et "
                   "al. 2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "
                   "convex dual, memory linear in the rows",
-                  usmo.PARAMS, usmo.fit_usmo, uses_unlabeled=True,
+                  SOLVER_PARAMS["usmo"], "solvers.usmo:fit_usmo", uses_unlabeled=True,
                   run_options=("negatives_as_unlabeled",), positive_unlabeled=True),
         Algorithm("tvrls", "graph total-variation RLS (Bresson & Zhang 2012): η/2 Σ_labeled "
                   "(y - f)² + λ/2‖f‖²_K + γ‖Df‖ by augmented-Lagrangian splitting with a "
                   "Chambolle-Pock TV step and the paper's normalisation; native multi-class "
                   "on the simplex",
-                  tvsvm.PARAMS["tvrls"], tvsvm.fit_tvrls, uses_unlabeled=True,
+                  SOLVER_PARAMS["tvrls"], "solvers.tvsvm:fit_tvrls", uses_unlabeled=True,
                   run_options=("max_memory",)),
         Algorithm("tvsvm", "graph total-variation SVM: as tvrls with the hinge loss on the "
                   "labeled rows (exact SMO step)",
-                  tvsvm.PARAMS["tvsvm"], tvsvm.fit_tvsvm, uses_unlabeled=True,
+                  SOLVER_PARAMS["tvsvm"], "solvers.tvsvm:fit_tvsvm", uses_unlabeled=True,
                   run_options=("max_memory",)),
         Algorithm("cheeger-rls", "Cheeger-cut RLS: the inverse-power iteration on the ratio "
                   "‖Df‖/Σ|f - median f| with labels fixed and an RLS smoothing step",
-                  tvsvm.PARAMS["cheeger-rls"], tvsvm.fit_cheeger_rls, uses_unlabeled=True,
+                  SOLVER_PARAMS["cheeger-rls"], "solvers.tvsvm:fit_cheeger_rls",
+                  uses_unlabeled=True,
                   run_options=("max_memory",)),
         Algorithm("cheeger-svm", "Cheeger-cut SVM: as cheeger-rls with an SVM smoothing step",
-                  tvsvm.PARAMS["cheeger-svm"], tvsvm.fit_cheeger_svm, uses_unlabeled=True,
+                  SOLVER_PARAMS["cheeger-svm"], "solvers.tvsvm:fit_cheeger_svm",
+                  uses_unlabeled=True,
                   run_options=("max_memory",)),
     )
 }

@@ -22,15 +22,7 @@ from solvers import linalg as la
 from solvers.errors import ProblemError
 from solvers.linear import _csr, l2svm_mfn
 from solvers.multiclass import class_labels, nth_seed, one_vs_rest
-from solvers.params import (
-    BIAS,
-    EPSILON,
-    LAMBDA,
-    LAMBDA_U,
-    MAX_ITER,
-    MAX_SWITCH,
-    POSITIVE_FRACTION,
-)
+from solvers.params import SOLVER_PARAMS
 
 log = logging.getLogger("ssl.solver.s3vm")
 
@@ -439,10 +431,6 @@ def _da(X, Y, params, r, tag, warm=None):  # no seeding: DA anneals its own temp
                      eps=params["epsilon"], max_iter=params["max_iter"], tag=tag)
 
 
-_MFN_ITER = MAX_ITER.with_default(la.MFNITERMAX, "maximum number of Newton steps per retraining")
-PARAMS = {
-    "tsvm": (LAMBDA, LAMBDA_U, MAX_SWITCH, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
-    "da": (LAMBDA, LAMBDA_U, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
-}
+PARAMS = {name: SOLVER_PARAMS[name] for name in ("tsvm", "da")}
 fit_tsvm = _fit("tsvm", _tsvm)
 fit_da = _fit("da", _da)

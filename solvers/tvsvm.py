@@ -28,19 +28,7 @@ from solvers.errors import ProblemError
 from solvers.kernels import KernelSpec
 from solvers.models import KernelExpansion, Model
 from solvers.multiclass import class_labels
-from solvers.params import (
-    COEF0,
-    DEGREE,
-    EPSILON,
-    GAMMA,
-    GRAPH_WEIGHTS,
-    HEAT_WIDTH,
-    KERNEL,
-    LAMBDA,
-    MAX_ITER,
-    NEIGHBORS,
-    Param,
-)
+from solvers.params import SOLVER_PARAMS
 
 log = logging.getLogger("ssl.solver.tv")
 
@@ -707,84 +695,8 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
 
 # --------------------------------------------------------------------------- ssl-train
 
-_TV_GAMMA = Param("tv_gamma", ("--tv-gamma",), float, None,
-                  "TV weight γ of the paper: γ‖Dg‖ with ‖Dg‖ = Σ_ij w_ij|g_i − g_j|; default "
-                  "0.1 for two classes, 0.03 for more (chosen on USPS)", low=0.0, low_open=True)
-_ETA = Param("eta", ("--eta",), float, 100.0,
-             "label fidelity η of the paper: η/2 Σ_labeled (y_i − f_i)²", low=0.0,
-             low_open=True)
-_MU = Param("mu", ("--mu",), float, 1.0,
-            "slack weight μ of the paper's SVM steps: μ Σ ξ_i over the labeled rows",
-            low=0.0, low_open=True)
-_MU_TV = _MU.with_default(100.0)
-_R1 = Param("r1", ("--r1",), float, 1.0,
-            "augmented-Lagrangian penalty r1 of f = g (the paper's r in the multi-class and "
-            "Cheeger RLS/SVM steps): the kernel step solves with λI + r1·K",
-            low=0.0, low_open=True)
-_R2 = Param("r2", ("--r2",), float, 1.0,
-            "augmented-Lagrangian penalty r2 of h = g (binary TV-RLS/TV-SVM)",
-            low=0.0, low_open=True)
-_C = Param("cheeger_step", ("--cheeger-step",), float, 0.1,
-           "step c of the Cheeger iteration: g = f + c·sign(f), TV weight Eⁿ/(2c)",
-           low=0.0, low_open=True)
-_PROX_TOL = Param("prox_tol", ("--prox-tol",), float, 1e-4,
-                  "relative duality gap at which each TV proximal step (Chambolle-Pock) stops",
-                  low=0.0, low_open=True, high=1.0, high_open=True)
-_NYSTROM = Param("nystrom", ("--nystrom",), int, 0,
-                 "kernel rank for large graphs: 0 = the exact n×n kernel (16·n² bytes, n³ "
-                 "time); M > 0 = a Nyström kernel over M random landmark rows (seed 0): "
-                 "O(n·M) memory and time per step, and the model keeps only the M landmarks",
-                 low=0)
-_CLASS_NORM = Param("class_norm", ("--class-norm",), str, "n",
-                    "multi-class only: norm of every class column after the simplex step, "
-                    "n = √N (as the binary formulations; best on USPS 0/1/4/9) or n/c = "
-                    "√(N/c), the norm of a balanced one-hot column: converges 2.5-5x "
-                    "faster with ten classes; TV-SVM / TV-RLS error on 10-class mnist with "
-                    "10 labels per class 14 / 17 % against 19 / 22 % at 5,000 rows, 9.6 / "
-                    "14.5 % against 9.2 / 19.1 % at 10,000; worse on USPS; ignored for two "
-                    "classes", choices=("n", "n/c"), metavar="NAME")
-_START_TV = Param("start", ("--start",), str, "cheeger",
-                  "start of the two-class splitting: cheeger = the Cheeger-RLS solution on the "
-                  "same graph and kernel (one cheeger-rls run first; USPS 4 vs 9, 1 label per "
-                  "class: 4.3 % error), labels = the labels, tiny noise elsewhere (40.5 %: it "
-                  "settles on a wrong cut); more classes always start from the labels",
-                  choices=("cheeger", "labels"), metavar="NAME")
-_START_CHEEGER = Param("start", ("--start",), str, "auto",
-                       "start of the multi-class iteration: tv = the multi-class TV-SVM "
-                       "solution on the same graph and kernel (one tvsvm run first), labels = "
-                       "the labels, 1/c elsewhere, auto = tv when some class has a single "
-                       "labeled row, else labels (USPS 0/1/4/9, 1 label per class: 2.0 % error "
-                       "from tv, 71 % from labels; 10-class mnist with 2-10 labels per class: "
-                       "labels better by 3-7 points); two classes always start from the "
-                       "labels; the model records the start taken",
-                       choices=("auto", "tv", "labels"), metavar="NAME")
-_LAMBDA = LAMBDA.with_default(1.0, "RKHS weight λ of the paper: λ/2‖f‖²_K")
-_TOL = EPSILON.with_default(1e-4, "outer tolerance: stop when the relative change of the "
-                                  "transductive solution falls to it")
-# the normalised TV splitting does not settle below ~1e-2 (its residuals hover at 0.5-1.5 %
-# on USPS) while its errors are stable from about 40 iterations on
-_TOL_TV = _TOL.with_default(1e-2)
-_ITER = MAX_ITER.with_default(100, "maximum number of outer iterations")
-_NEIGHBORS = NEIGHBORS.with_default(10)
-_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, _LAMBDA, _R1,
-           _NYSTROM)
-_TAIL = (_TOL, _ITER, _PROX_TOL)
-_TAIL_TV = (_TOL_TV, _ITER, _PROX_TOL)
-PARAMS = {
-    "tvrls": _COMMON + (_ETA, _TV_GAMMA, _R2, _CLASS_NORM, _START_TV) + _TAIL_TV,
-    "tvsvm": _COMMON + (_MU_TV, _TV_GAMMA, _R2, _CLASS_NORM, _START_TV) + _TAIL_TV,
-    "cheeger-rls": _COMMON + (_C, _START_CHEEGER) + _TAIL,
-    "cheeger-svm": _COMMON + (_MU, _C, _START_CHEEGER) + _TAIL,
-}
-
-OUT_OF_SAMPLE = (
-    "Out of sample every method predicts with f(x) = Σ_j K(x, x_j) α_j over all training rows: "
-    "tvrls/tvsvm with α of the last kernel step (the paper's f = Kα); cheeger-rls/svm with α "
-    "of the RLS/SVM smoothing of the final solution. -l writes the transductive solution: for "
-    "two classes the graph function g (tvrls/tvsvm) or f (cheeger), for more classes f = Kα "
-    "(tvrls/tvsvm) or the simplex solution (cheeger). With --nystrom M the kernel is the "
-    "Nyström one, K̃(x, z) = k(x, X_M) W⁺ k(X_M, z), and the model is its expansion over the M "
-    "landmark rows, equal to K̃α on the training rows")
+PARAMS = {name: SOLVER_PARAMS[name] for name in ("tvrls", "tvsvm", "cheeger-rls",
+                                                   "cheeger-svm")}
 
 
 def _fit_tv(name: str):

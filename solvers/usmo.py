@@ -35,7 +35,7 @@ from solvers import kernels
 from solvers.errors import ProblemError
 from solvers.kernels import KernelSpec
 from solvers.models import KernelExpansion, LinearFunctions, Model
-from solvers.params import COEF0, DEGREE, GAMMA, KERNEL, LAMBDA, MAX_ITER, Param
+from solvers.params import SOLVER_PARAMS, parse_prior
 
 log = logging.getLogger("ssl.solver.usmo")
 
@@ -595,36 +595,7 @@ def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction
 
 # --------------------------------------------------------------------------- registry glue
 
-PRIOR = Param("prior", ("--prior",), str, "auto",
-              "class prior π: the positive fraction of the unlabeled rows, a number in (0, 1), "
-              "or auto = a mixture-proportion estimate (Blanchard, Lee & Scott 2010; Scott "
-              "2015): the ratio U(s ≥ t)/P(s ≥ t) of unlabeled to labeled-positive rows "
-              "scoring above thresholds t of a logistic regression of P against U fitted on "
-              "random halves, averaged over 20 halvings, minimised over thresholds keeping "
-              "≥ 40 % of P above; printed",
-              metavar="PI",
-              validate=lambda v: parse_prior(v))
-TAU = Param("epsilon", ("-e", "--epsilon"), float, 1e-3,
-            "τ: stop when no pair violates the optimality conditions by more than τ",
-            low=0.0, low_open=True)
-CACHE = Param("cache_mb", ("-m", "--cache-mb"), float, 100.0,
-              "kernel-row cache size in MB (LIBSVM's -m)", low=1.0)
-PARAMS = (LAMBDA.with_default(1e-2, "regularisation λ: c1 = π/(2λp), c2 = 1/(2λn)"),
-          PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, TAU, CACHE,
-          MAX_ITER.with_default(10_000_000, "maximum number of SMO pair steps"))
-
-
-def parse_prior(v) -> float | None:
-    """None for auto, else a float in (0, 1); ValueError otherwise."""
-    if v is None or str(v) == "auto":
-        return None
-    try:
-        x = float(v)
-    except ValueError:
-        raise ValueError(f"--prior must be a number in (0, 1) or auto (got '{v}')") from None
-    if not 0.0 < x < 1.0:
-        raise ValueError(f"--prior must be in (0, 1) (got {v})")
-    return x
+PARAMS = SOLVER_PARAMS["usmo"]
 
 
 def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):

@@ -9,24 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import math
-import os
 import sys
 import time
 
 import click
 
 from formats.errors import DataError
+from solvers.runtime import available_cpus, default_threads
 
 INSTALL_HINT = ("--cluster needs Dask: pip install 'ssl-svm[cluster]' (or pip install "
                 "'dask[distributed]')")
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def resolve_jobs(n_jobs: int) -> int:
@@ -34,7 +28,7 @@ def resolve_jobs(n_jobs: int) -> int:
     if n_jobs == 0:
         raise click.BadParameter("must not be 0 (1 = no parallelism, -1 = all cores)",
                                  param_hint="'-j'")
-    return n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs)
+    return n_jobs if n_jobs > 0 else max(1, available_cpus() + 1 + n_jobs)
 
 
 def connect(address: str):
@@ -64,14 +58,24 @@ class Runner:
             self.workers = max(1, nthreads)
         else:
             self.workers = resolve_jobs(n_jobs)
+            cpus = available_cpus()
+            if self.workers > cpus:
+                # more processes than CPUs only queue for the same cores (and each would still
+                # hold its memory): the surplus is dropped, saying so
+                logging.getLogger("ssl.parallel").info(
+                    "-j %d: %d CPU%s available to this process; running %d worker%s",
+                    self.workers, cpus, "" if cpus == 1 else "s", cpus, "" if cpus == 1 else "s")
+                self.workers = cpus
         self.scatter = list(scatter)
 
     @property
     def threads_per_worker(self) -> int | None:
-        """numba threads per task: the cores shared out locally; Dask workers keep theirs."""
+        """numba threads per task: this process's threads (NUMBA_NUM_THREADS, OMP_NUM_THREADS
+        or the CPUs available) shared out among the local workers; None on Dask, where each
+        task takes its worker's share (:func:`solvers.runtime.limit_threads`)."""
         if self.client is not None:
             return None
-        return max(1, cpu_count() // self.workers)
+        return max(1, default_threads() // self.workers)
 
     def describe(self) -> str:
         if self.client is not None:

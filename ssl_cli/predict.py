@@ -1,4 +1,7 @@
-"""ssl-predict: apply a model file to an SVMlight file, streaming it in fixed-size chunks."""
+"""ssl-predict: apply a model file to an SVMlight file, streaming it in fixed-size chunks.
+
+numpy, the parser and the model reader are imported where a run needs them (see ssl_cli.train).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,9 @@ import os
 import sys
 
 import click
-import numpy as np
 
-from formats.model_file import read_model
-from formats.predictions import format_lines
-from formats.svmlight import CHUNK_BYTES, _LabelsFile, iter_line_blocks, open_input, parse_block
+from formats import CHUNK_BYTES
+from solvers import runtime
 from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
 from ssl_cli.parallel import Progress, Runner, resolve_jobs
 
@@ -23,6 +24,8 @@ def _model(source):
     """The model itself, or loaded once per process from its path (local workers)."""
     if not isinstance(source, tuple):
         return source
+    from formats.model_file import read_model
+
     path, mtime, size = source
     hit = _MODELS.get(path)
     if hit is None or hit[:2] != (mtime, size):
@@ -50,10 +53,10 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
     (loky, Dask) start with one thread each, so kernel models' decision values would differ in
     the last digits.
     """
-    if threads is not None:
-        import numba
+    from formats.predictions import format_lines
+    from formats.svmlight import parse_block
 
-        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    runtime.limit_threads(threads)
     model = _model(model_source)
     part = parse_block(block, first_line, name, has_label=has_label, zero_based=zero_based,
                        n_features=model.n_features)
@@ -118,6 +121,11 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
                                "parallelism of --cluster")
     resolve_jobs(n_jobs)
     log = setup_logging(PROG, quiet, False)
+    import numpy as np
+
+    from formats.model_file import read_model
+    from formats.svmlight import _LabelsFile, iter_line_blocks, open_input
+
     model = read_model(model_path)
     lab = _LabelsFile(labels_file) if labels_file is not None else None
     stream = open_input(test)

@@ -1,26 +1,22 @@
 """ssl-train: read an SVMlight file, train the chosen solver, write a model file.
 
 The solver options are generated from the parameter declarations in ``solvers.registry``.
+numpy, the reader, the model writer and the solver are imported where a run needs them, not
+at module level: ``--help`` and option errors answer without loading numpy, scipy or numba.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import textwrap
 import time
 
 import click
-import numpy as np
 
 from formats.errors import DataError
-from formats.model_file import write_model
-from formats.predictions import format_lines
-from formats.svmlight import read_dataset, stack_unlabeled
-from solvers import tvsvm
-from solvers.crossval import cross_validate
-from solvers.kernels import parse_memory
-from solvers.multiclass import class_labels
+from solvers.params import TV_OUT_OF_SAMPLE
 from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
 from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
 
@@ -54,7 +50,7 @@ def _epilog() -> str:
               "  ssl-train -a lapsvm --early-stop validation --validation val.svm train.svm",
               "  ssl-train -a cheeger-rls -g 0.03 -l unlabeled.pred train.svm",
               "  ssl-train -a tvrls --tv-gamma 0.03 --eta 100 digits.svm   # multi-class",
-              "", "\b", *_wrap(tvsvm.OUT_OF_SAMPLE),
+              "", "\b", *_wrap(TV_OUT_OF_SAMPLE),
               "", "Exit status: 0 ok, 1 data or model error, 2 usage error."]
     return "\n".join(lines)
 
@@ -138,6 +134,8 @@ def _run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled)
             raise click.UsageError(f"option {flag} is not used by -a {algo.name} (it is used "
                                    f"by: {users})", ctx)
         if name == "max_memory":
+            from solvers.kernels import parse_memory
+
             try:
                 run[name] = parse_memory(value)
             except ValueError as e:
@@ -154,7 +152,7 @@ def _run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled)
 
 def _apply_c(ctx, algo, params: dict, c: float) -> None:
     """-c C (LIBSVM's C, as tools/grid.py passes it): the regulariser becomes 1/(2C)."""
-    if not (c > 0 and np.isfinite(c)):
+    if not (c > 0 and math.isfinite(c)):
         raise click.BadParameter(f"must be in (0, inf) (got {c:g})", ctx, param_hint="'-c'")
     name = "lambda" if algo.param("lambda") else "gamma_a" if algo.param("gamma_a") else None
     if name is None:
@@ -170,6 +168,8 @@ def _apply_c(ctx, algo, params: dict, c: float) -> None:
 
 def _check_pu_labels(path, data, negatives_as_unlabeled, log) -> None:
     """Positive-unlabeled input: +1 and 0 only; -1 becomes 0 with --negatives-as-unlabeled."""
+    import numpy as np
+
     neg = data.y == -1
     other = np.flatnonzero((data.y != 1) & (data.y != 0) & ~neg)
     if other.size:
@@ -196,6 +196,12 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
     ``keep_unlabeled``). Unlabeled rows are dropped (and that said) for solvers that do not
     use them; a single class is an error except for positive-unlabeled solvers.
     """
+    import numpy as np
+
+    from formats.svmlight import read_dataset, stack_unlabeled
+    from solvers.multiclass import class_labels
+
+    _say_if_compiling(algo, log)
     t0 = time.perf_counter()
     data = read_dataset(train, zero_based=zero_based, labels=labels_file)
     log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
@@ -223,6 +229,10 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
 
 
 def _read_validation(path, zero_based, n_features, classes):
+    import numpy as np
+
+    from formats.svmlight import read_dataset
+
     data = read_dataset(path, zero_based=zero_based, n_features=n_features)
     if np.any(data.y == 0):
         line = int(data.lines[np.flatnonzero(data.y == 0)[0]])
@@ -234,9 +244,24 @@ def _read_validation(path, zero_based, n_features, classes):
     return data.X, data.y
 
 
-def _accuracy(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
+def _accuracy(pred, y) -> tuple[int, int]:
+    import numpy as np
+
     lab = y != 0
     return int(np.sum(pred[lab] == y[lab])), int(np.sum(lab))
+
+
+def _say_if_compiling(algo, log) -> None:
+    """One line on stderr when this run will compile numba functions (the first run of a
+    solver after installing): otherwise it would sit silent for up to half a minute."""
+    import formats.svmlight  # noqa: F401 -- the parser's functions count too
+
+    algo.fit  # noqa: B018 -- imports the solver's module
+    from solvers import runtime
+
+    if runtime.uncompiled_modules():
+        log.info("first run of %s since installing: compiling its numba functions once (up "
+                 "to a minute; later runs load them from the cache)", algo.name)
 
 
 @click.command(context_settings=CONTEXT, epilog=_epilog(),
@@ -311,6 +336,10 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
     if values and transductive_file is None:
         raise click.UsageError("--values goes with -l FILE", ctx)
     log = setup_logging(PROG, quiet, verbose)
+    from formats.model_file import write_model
+    from formats.predictions import format_lines
+    from solvers.crossval import cross_validate
+    from solvers.multiclass import class_labels
 
     t0 = time.perf_counter()
     data, labeled, X_unl = load_training(train, algo, zero_based, labels_file, unlabeled_file,
@@ -339,6 +368,10 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
                                              classes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
     m = algo.fit(data.X, data.y, data.cost, params, **run)
+    if verbose:
+        from solvers.runtime import describe_threads
+
+        log.debug("threads: %s", describe_threads())
     write_model(m, model)
     if transductive_file is not None:
         if m.train_values is not None:  # the solver's own outputs: no second kernel pass

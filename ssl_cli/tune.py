@@ -16,7 +16,6 @@ import click
 import numpy as np
 
 from formats.errors import DataError
-from formats.model_file import write_model
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, by_svmlin_code
 from solvers.tuning import METRICS, held_out_labels, make_problem, point_key, run_group, score
@@ -324,6 +323,8 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
     if out_model is not None:
         tb = time.perf_counter()
         m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
+        from formats.model_file import write_model
+
         write_model(m, out_model)
         log.info("trained %s with %s on all %d rows in %.2f s; model written to %s", algo.name,
                  keys[best], data.n_rows, time.perf_counter() - tb, out_model)

@@ -21,10 +21,19 @@ def shared(*parts) -> Path:
     return p
 
 
-def run(prog, *args, input=None, cwd=None, check=None):
-    """Run an installed console script; returns CompletedProcess with text stdout/stderr."""
+def run(prog, *args, input=None, cwd=None, check=None, env=None):
+    """Run an installed console script; returns CompletedProcess with text stdout/stderr.
+    ``env``: variables to set (None as a value: unset) on top of this process's environment."""
     exe = BIN / prog
-    r = subprocess.run([str(exe), *map(str, args)], input=input, cwd=cwd,
+    full = None
+    if env is not None:
+        full = dict(os.environ)
+        for k, v in env.items():
+            if v is None:
+                full.pop(k, None)
+            else:
+                full[k] = v
+    r = subprocess.run([str(exe), *map(str, args)], input=input, cwd=cwd, env=full,
                        capture_output=True, text=isinstance(input, str) or input is None)
     if check is not None:
         assert r.returncode == check, (r.returncode, r.stdout, r.stderr)

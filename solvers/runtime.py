@@ -1,0 +1,242 @@
+"""How many threads this process runs, and how idle threads wait: set before numba starts.
+
+Users run the toolkit on shared nodes, beside their own ``-j`` workers and inside containers
+with a CPU quota. Three defaults of the libraries underneath collapse there:
+
+* numba's ``omp`` threading layer is GNU OpenMP: a parallel region ends at a barrier every
+  thread must reach, and idle threads spin (``OMP_WAIT_POLICY`` unset spins ~300,000 times
+  before sleeping). The linear solvers run thousands of short regions (one per CG product);
+  with other CPU-bound processes on the cores each region waits for a descheduled thread.
+  Whole ``ssl-train`` runs, 2 cores, quiet and beside a second training job plus one busy loop
+  per core (bench/bench_contention.py): pcmac da 1.1 s quiet / 15.6 s loaded with the omp
+  spinning wait, 1.1 / 5.8 s spinning 10,000 times, 2.4 / 3.2 s with the passive wait (every
+  region then pays a futex wake-up: 2x slower quiet), 1.1 / 2.7 s with the ``tbb`` layer; tsvm
+  3.6x, 3.0x, 2.0x and 2.6x loaded/quiet. TBB's parallel loop needs no check-in from an idle
+  thread: a descheduled worker's chunks are taken by the running ones. So the ``tbb`` package
+  is a dependency where it has wheels (Linux and Windows on x86-64), numba's first choice; pip
+  puts ``libtbb.so.12`` in the environment's ``lib`` folder, outside the loader's search
+  path, so :func:`configure` loads it from there first. Where TBB cannot load, numba falls back
+  to ``omp``, and idle OpenMP threads sleep (``passive``): far better loaded, slower quiet.
+* OpenBLAS's idle threads spin for 2^28 cycles (about 0.1 s) before sleeping, so the dense
+  products and factorisations of the kernel and graph solvers stall the same way: usmo and
+  tvsvm on usps49-10 ran 5.0x and 3.5x slower loaded than quiet, 2.2x and 2.4x with
+  ``OPENBLAS_THREAD_TIMEOUT=4`` (spin 2^4 cycles), quiet times unchanged (tvsvm 1.05 s both).
+* numba and OpenBLAS size their pools from the CPU count of the machine, ignoring a cgroup CPU
+  quota: a container allowed 2 CPUs on a 64-core node would start 64 threads.
+
+:func:`configure` sets these through the environment before numba is imported (child processes
+of ``-j`` inherit it). A variable the user set is left alone: ``NUMBA_NUM_THREADS``, or
+``OMP_NUM_THREADS`` (used for numba's pool when ``NUMBA_NUM_THREADS`` is unset),
+``OMP_WAIT_POLICY``, ``OPENBLAS_NUM_THREADS``, ``OPENBLAS_THREAD_TIMEOUT``,
+``NUMBA_THREADING_LAYER``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import sys
+import sysconfig
+
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _ancestors(mount: str, rel: str):
+    """mount/rel, then each parent folder of it up to mount."""
+    parts = [p for p in rel.split("/") if p]
+    for k in range(len(parts), -1, -1):
+        yield os.path.join(mount, *parts[:k])
+
+
+def cgroup_cpu_limit(root: str = CGROUP_ROOT, proc_cgroup: str = PROC_CGROUP) -> float | None:
+    """The CPU quota of this process's cgroup in CPUs (quota / period, the smallest along the
+    cgroup's ancestors), or None when there is none. Reads cgroup v2 ``cpu.max`` ("max 100000"
+    or "QUOTA PERIOD") and v1 ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` (quota -1 = none)."""
+    text = _read(proc_cgroup)
+    if text is None:
+        return None
+    limits = []
+    for line in text.splitlines():
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, rel = fields
+        if controllers == "":  # v2 unified hierarchy
+            for d in _ancestors(root, rel):
+                vals = (_read(os.path.join(d, "cpu.max")) or "").split()
+                if len(vals) == 2 and vals[0] != "max":
+                    try:
+                        q, p = float(vals[0]), float(vals[1])
+                    except ValueError:
+                        continue
+                    if q > 0 and p > 0:
+                        limits.append(q / p)
+        elif "cpu" in controllers.split(","):
+            for mount in (os.path.join(root, "cpu"), os.path.join(root, "cpu,cpuacct"),
+                          os.path.join(root, "cpuacct,cpu")):
+                if not os.path.isdir(mount):
+                    continue
+                for d in _ancestors(mount, rel):
+                    try:
+                        q = float(_read(os.path.join(d, "cpu.cfs_quota_us")) or "-1")
+                        p = float(_read(os.path.join(d, "cpu.cfs_period_us")) or "0")
+                    except ValueError:
+                        continue
+                    if q > 0 and p > 0:
+                        limits.append(q / p)
+                break
+    return min(limits) if limits else None
+
+
+def available_cpus() -> int:
+    """The CPUs this process may use: its affinity mask, capped by a cgroup CPU quota (rounded
+    up: a quota of 1.5 CPUs lets two threads make progress), at least 1."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n = os.cpu_count() or 1
+    quota = cgroup_cpu_limit()
+    if quota is not None:
+        n = min(n, max(1, math.ceil(quota)))
+    return max(1, n)
+
+
+def _positive_int(text: str | None) -> int | None:
+    """The first entry of an ``OMP_NUM_THREADS``-style list ("4" or "4,2") if a positive int."""
+    if not text:
+        return None
+    try:
+        n = int(text.split(",")[0].strip())
+    except ValueError:
+        return None
+    return n if n > 0 else None
+
+
+def default_threads(environ=None) -> int:
+    """Threads for numba's pool: ``NUMBA_NUM_THREADS``, else ``OMP_NUM_THREADS``, else
+    :func:`available_cpus`."""
+    env = os.environ if environ is None else environ
+    return (_positive_int(env.get("NUMBA_NUM_THREADS"))
+            or _positive_int(env.get("OMP_NUM_THREADS")) or available_cpus())
+
+
+def preload_tbb(environ=None) -> bool:
+    """Load pip's ``libtbb.so.12`` from the environment's ``lib`` folder (where the ``tbb``
+    wheel installs it, outside the loader's search path) so numba's ``tbb`` layer can start.
+    Skipped when ``NUMBA_THREADING_LAYER`` names another layer. True if loaded here."""
+    env = os.environ if environ is None else environ
+    if env.get("NUMBA_THREADING_LAYER", "default") not in ("default", "tbb", "safe", ""):
+        return False
+    if not sys.platform.startswith("linux"):
+        return False
+    for folder in {os.path.join(sysconfig.get_paths()["data"], "lib"),
+                   os.path.join(sys.prefix, "lib")}:
+        path = os.path.join(folder, "libtbb.so.12")
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                return False
+            return True
+    return False
+
+
+def configure(environ=None) -> None:
+    """Set the thread-pool variables this process (and its children) start numba and OpenBLAS
+    with, keeping any the user set, and make TBB loadable. Has its full effect only before
+    numba is imported and before numba launches its threads; harmless after."""
+    env = os.environ if environ is None else environ
+    if environ is None:
+        preload_tbb(env)
+    env.setdefault("OMP_WAIT_POLICY", "passive")
+    env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+    if _positive_int(env.get("NUMBA_NUM_THREADS")) is None:
+        env["NUMBA_NUM_THREADS"] = str(default_threads(env))
+    if "OPENBLAS_NUM_THREADS" not in env and "OMP_NUM_THREADS" not in env:
+        env["OPENBLAS_NUM_THREADS"] = str(available_cpus())
+
+
+def limit_threads(threads: int | None) -> None:
+    """Run this process's numba loops on at most ``threads`` threads (a ``-j`` worker's share
+    of the CPUs). None: in a Dask worker, the worker's CPUs divided among its task threads;
+    elsewhere unchanged."""
+    if threads is None:
+        threads = _dask_share()
+        if threads is None:
+            return
+    import numba
+
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+
+
+def _dask_share() -> int | None:
+    """available_cpus() // the task threads of the Dask worker running this code, or None
+    outside a Dask worker."""
+    if "distributed" not in sys.modules:  # not in a Dask worker; importing Dask costs 1 s
+        return None
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:  # not in a worker
+        return None
+    nthreads = getattr(worker, "nthreads", None) or getattr(worker.state, "nthreads", 1)
+    return max(1, available_cpus() // max(1, int(nthreads)))
+
+
+def uncompiled_modules(prefixes=("solvers.", "formats.")) -> list[str]:
+    """The loaded modules under ``prefixes`` with numba functions (``cache=True``) none of
+    which has an on-disk cache index yet: their functions compile on first use (seconds
+    each), as on the first run after installing. A module some of whose functions are cached
+    has run before; the rest of it compiles in a second or two. Read from numba's own cache
+    paths, so it follows ``NUMBA_CACHE_DIR``."""
+    if "numba" not in sys.modules:
+        return []
+    from numba.core.registry import CPUDispatcher
+
+    out = []
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not name.startswith(prefixes):
+            continue
+        indexes = []
+        for obj in vars(mod).values():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == name:
+                try:
+                    indexes.append(obj._cache._cache_file._index_path)
+                except AttributeError:  # cache=False, or another numba's layout
+                    continue
+        if indexes and not any(os.path.exists(p) for p in indexes):
+            out.append(name)
+    return sorted(out)
+
+
+def describe_threads() -> str:
+    """'numba N threads (LAYER layer), BLAS M threads' for this process, as far as known."""
+    parts = []
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        try:
+            layer = f"{numba.threading_layer()} layer"
+        except ValueError:  # no parallel loop has run yet
+            layer = "no parallel loop run"
+        parts.append(f"numba {numba.get_num_threads()} threads ({layer})")
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        if blas:
+            parts.append(f"BLAS {max(blas)} threads")
+    except ImportError:
+        pass
+    parts.append(f"{available_cpus()} CPUs available")
+    return ", ".join(parts)

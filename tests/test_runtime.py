@@ -1,0 +1,152 @@
+"""Thread pools and start-up: CPU quotas, the user's thread variables, TBB, -j capped at the
+CPUs, --help without numpy/scipy/numba, the first-run compilation notice."""
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+from conftest import BIN, SAMPLES, run, shared
+
+from solvers import runtime
+
+# the variables configure() reads or sets: tests start each command without the ones the test
+# process itself inherited from solvers/__init__
+THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS",
+               "OPENBLAS_THREAD_TIMEOUT", "NUMBA_THREADING_LAYER")
+CLEAN = {k: None for k in THREAD_VARS}
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_cgroup_v2_quota_is_the_smallest_along_the_ancestors(tmp):
+    _write(tmp / "proc", "0::/job/step\n")
+    _write(tmp / "root" / "job" / "step" / "cpu.max", "max 100000\n")
+    _write(tmp / "root" / "job" / "cpu.max", "150000 100000\n")
+    _write(tmp / "root" / "cpu.max", "400000 100000\n")
+    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) == 1.5
+
+
+def test_cgroup_v1_quota_and_no_quota(tmp):
+    _write(tmp / "proc", "4:memory:/x\n2:cpu,cpuacct:/job\n")
+    _write(tmp / "root" / "cpu,cpuacct" / "job" / "cpu.cfs_quota_us", "50000\n")
+    _write(tmp / "root" / "cpu,cpuacct" / "job" / "cpu.cfs_period_us", "100000\n")
+    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) == 0.5
+    _write(tmp / "root" / "cpu,cpuacct" / "job" / "cpu.cfs_quota_us", "-1\n")
+    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) is None
+    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "missing")) is None
+
+
+def test_available_cpus_rounds_a_quota_up_and_never_exceeds_the_affinity(monkeypatch):
+    affinity = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(runtime, "cgroup_cpu_limit", lambda: 0.3)
+    assert runtime.available_cpus() == 1
+    monkeypatch.setattr(runtime, "cgroup_cpu_limit", lambda: 1000.0)
+    assert runtime.available_cpus() == affinity
+    monkeypatch.setattr(runtime, "cgroup_cpu_limit", lambda: None)
+    assert runtime.available_cpus() == affinity
+
+
+def test_configure_keeps_what_the_user_set():
+    env = {}
+    runtime.configure(env)
+    assert env["OMP_WAIT_POLICY"] == "passive"
+    assert env["OPENBLAS_THREAD_TIMEOUT"] == "4"
+    assert env["NUMBA_NUM_THREADS"] == str(runtime.available_cpus())
+    assert env["OPENBLAS_NUM_THREADS"] == str(runtime.available_cpus())
+    env = {"OMP_NUM_THREADS": "3,2", "OMP_WAIT_POLICY": "active"}
+    runtime.configure(env)
+    assert env["NUMBA_NUM_THREADS"] == "3"
+    assert env["OMP_WAIT_POLICY"] == "active"
+    assert "OPENBLAS_NUM_THREADS" not in env  # OpenBLAS reads OMP_NUM_THREADS itself
+    env = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "4", "OPENBLAS_THREAD_TIMEOUT": "28"}
+    runtime.configure(env)
+    assert env["NUMBA_NUM_THREADS"] == "1" and env["OPENBLAS_THREAD_TIMEOUT"] == "28"
+    env = {"NUMBA_NUM_THREADS": "zero", "OMP_NUM_THREADS": "nonsense"}
+    runtime.configure(env)
+    assert env["NUMBA_NUM_THREADS"] == str(runtime.available_cpus())
+
+
+def _threads_line(**env):
+    r = run("ssl-train", "--verbose", "-a", "tsvm", "-W", "0.001",
+            shared("bench", "pcmac-svmlin", "train.svm"), "-", check=0, env={**CLEAN, **env})
+    return next(line for line in r.stderr.splitlines() if line.startswith("threads: "))
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"),
+                    reason="the tbb dependency has wheels for x86-64 only")
+def test_training_runs_on_tbb_with_the_cpus_available():
+    """pcmac tsvm runs threaded products (its rows hold more than PARALLEL_NNZ values): on the
+    tbb layer, whose loops do not stall when another process holds a core."""
+    n = runtime.available_cpus()
+    line = _threads_line()
+    assert f"numba {n} threads (tbb layer)" in line, line
+    assert f"{n} CPUs available" in line
+
+
+def test_the_users_thread_counts_are_honoured():
+    assert "numba 1 threads" in _threads_line(OMP_NUM_THREADS="1")
+    assert "numba 1 threads" in _threads_line(NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="2")
+    line = _threads_line(NUMBA_THREADING_LAYER="workqueue")
+    assert "(workqueue layer)" in line, line
+
+
+def test_jobs_are_capped_at_the_cpus(tmp):
+    data = SAMPLES / "pcmac.test"
+    model = tmp / "m"
+    run("ssl-train", "-q", "-a", "svm", SAMPLES / "pcmac.train", model, check=0)
+    one = run("ssl-predict", data, model, check=0)
+    many = run("ssl-predict", "-j", "64", "--chunk-mb", "1", data, model, check=0)
+    n = runtime.available_cpus()
+    assert many.stdout == one.stdout
+    if n < 64:
+        assert (f"-j 64: {n} CPU{'' if n == 1 else 's'} available to this process; running "
+                f"{n} worker") in many.stderr
+
+
+def _modules_loaded(prog, *args):
+    """The numerical modules a command imported before exiting."""
+    code = ("import sys\n"
+            f"from ssl_cli import {prog} as m\n"
+            "try:\n"
+            f"    m.main({list(args)!r})\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print('LOADED:', *sorted(n for n in ('numpy', 'scipy', 'numba') if n in sys.modules))")
+    r = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return next(line for line in r.stdout.splitlines() if line.startswith("LOADED:"))[7:].strip()
+
+
+@pytest.mark.parametrize("prog,args", [
+    ("train", ["--help"]),
+    ("train", ["-a", "tsvm", "-h"]),
+    ("train", ["-a", "tsvm", "-W", "-1", "x.svm"]),      # option error
+    ("train", ["-a", "nonsense", "x.svm"]),
+    ("train", ["-a", "svm", "--prior", "0.5", "x.svm"]),  # an option of another solver
+    ("predict", ["--help"]),
+    ("predict", ["x.svm"]),                               # missing argument
+])
+def test_help_and_option_errors_load_no_numerical_library(prog, args):
+    assert _modules_loaded(prog, *args) == ""
+
+
+def test_first_run_after_installing_says_it_compiles(tmp):
+    """With an empty numba cache (NUMBA_CACHE_DIR) the first run says why it is slow; the
+    second, with the cache filled, does not."""
+    env = {"NUMBA_CACHE_DIR": str(tmp / "cache")}
+    first = run("ssl-train", "-a", "rls", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
+                check=0, env=env)
+    assert "first run of rls since installing: compiling its numba functions once" \
+        in first.stderr
+    second = run("ssl-train", "-a", "rls", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
+                 check=0, env=env)
+    assert "compiling" not in second.stderr
+    assert (tmp / "m").read_bytes()
+    quiet = run("ssl-train", "-q", "-a", "rls", SAMPLES / "pcmac.train", tmp / "m2", check=0,
+                env={"NUMBA_CACHE_DIR": str(tmp / "cache2")})
+    assert quiet.stderr == ""
