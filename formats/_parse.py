@@ -12,20 +12,21 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-# Error codes returned in err[0]; the messages live in formats.svmlight.
-OK = 0
-E_LABEL = 1
-E_LABEL_IS_FEATURE = 2
-E_LABEL_NONFINITE = 3
-E_TOKEN = 4
-E_INDEX_ZERO = 5
-E_NOT_INCREASING = 6
-E_VALUE_NONFINITE = 7
-E_INDEX_LARGE = 8
-E_COST = 9
-E_INDEX_NEGATIVE = 10
-
-INDEX_MAX = 2147483647
+# The error codes (messages in formats.svmlight) are defined once, with the plain-Python port.
+from formats.textparse import (
+    E_COST,
+    E_INDEX_LARGE,
+    E_INDEX_NEGATIVE,
+    E_INDEX_ZERO,
+    E_LABEL,
+    E_LABEL_IS_FEATURE,
+    E_LABEL_NONFINITE,
+    E_NOT_INCREASING,
+    E_TOKEN,
+    E_VALUE_NONFINITE,
+    INDEX_MAX,
+    OK,
+)
 
 
 @intrinsic

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from formats import CHUNK_BYTES
-from formats import _parse as P
+from formats import textparse as P
 from formats.errors import DataError
 
 
@@ -158,11 +158,19 @@ class _Chunk:
 def _parse_block(block: bytes, first_line: int, name: str, has_label: bool, zero_based: bool,
                  col_limit: int) -> _Chunk:
     n = len(block)
-    buf = np.frombuffer(block, dtype=np.uint8)  # no copy: the final '\n' stops every scan
-    max_rows = block.count(b"\n") + 1
-    max_tokens = block.count(b":") + 1
-    (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,
-     err) = P.parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
+    if n <= P.SMALL_BLOCK and "formats._parse" not in sys.modules:
+        # a small input: starting numba would cost more than parsing it in Python
+        (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,
+         err) = P.parse_buffer(block, has_label, zero_based, col_limit)
+    else:
+        from formats import _parse
+
+        buf = np.frombuffer(block, dtype=np.uint8)  # no copy: the final '\n' stops every scan
+        max_rows = block.count(b"\n") + 1
+        max_tokens = block.count(b":") + 1
+        (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,
+         err) = _parse.parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows,
+                                    max_tokens)
     if err[0] != P.OK:
         raise DataError(name, _message(int(err[0]), block, err, zero_based),
                         line=first_line + int(err[1]))
