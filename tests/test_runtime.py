@@ -150,3 +150,29 @@ def test_first_run_after_installing_says_it_compiles(tmp):
     quiet = run("ssl-train", "-q", "-a", "rls", SAMPLES / "pcmac.train", tmp / "m2", check=0,
                 env={"NUMBA_CACHE_DIR": str(tmp / "cache2")})
     assert quiet.stderr == ""
+
+
+def test_a_dask_task_takes_its_workers_share_of_the_cpus(monkeypatch):
+    """On a Dask worker running 2 tasks at once, each task's numba loops get half the CPUs."""
+    import types
+
+    import numba
+
+    class Worker:
+        nthreads = 2
+
+    fake = types.ModuleType("distributed")
+    fake.get_worker = lambda: Worker()
+    monkeypatch.setitem(sys.modules, "distributed", fake)
+    before = numba.get_num_threads()
+    try:
+        runtime.limit_threads(None)
+        want = max(1, min(runtime.available_cpus() // 2, numba.config.NUMBA_NUM_THREADS))
+        assert numba.get_num_threads() == want
+        runtime.limit_threads(1)
+        assert numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(before)
+    fake.get_worker = lambda: (_ for _ in ()).throw(ValueError("no worker"))
+    runtime.limit_threads(None)  # outside a worker: unchanged
+    assert numba.get_num_threads() == before
