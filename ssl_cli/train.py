@@ -253,9 +253,7 @@ def _accuracy(pred, y) -> tuple[int, int]:
 
 def _say_if_compiling(algo, log) -> None:
     """One line on stderr when this run will compile numba functions (the first run of a
-    solver after installing): otherwise it would sit silent for up to half a minute."""
-    import formats.svmlight  # noqa: F401 -- the parser's functions count too
-
+    solver after installing): otherwise it would sit silent for up to a minute."""
     algo.fit  # noqa: B018 -- imports the solver's module
     from solvers import runtime
 
