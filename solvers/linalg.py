@@ -181,6 +181,9 @@ def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
         m_inv[k] = 1.0 / (lam + ALPHA * m_inv[k])
 
 
+STALL = 1e-15  # a CG step that lowers the objective by this fraction of all it gained is noise
+
+
 @njit(cache=True)
 def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
          threads=1):
@@ -234,6 +237,8 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     for k in range(n):
         omega_p += p[k] * p[k]
     it = 0
+    stalls = 0
+    gained = 0.0
     while it < itermax:
         it += 1
         pb = bias * p[n - 1]
@@ -242,9 +247,17 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
         else:
             omega_q = _x_block(indptr, indices, data, pb, J, 0, na, p, C, q)
         curv = lam * omega_p + omega_q
-        if curv <= 0.0:  # p underflowed to 0: nothing left to reduce
+        if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
             return True, it - 1
         gamma = rho / curv
+        # this step lowers the quadratic objective by gamma·rho/2; once steps lower it by
+        # less than its rounding (STALL of all that was gained), the residual is at the floor
+        # the products' rounding sets (on badly scaled rows it stays above eps·||X'z||), and
+        # more iterations only lose the conjugacy and drift: converged, as far as double
+        # precision goes
+        gain = 0.5 * gamma * rho
+        gained += gain
+        stalls = stalls + 1 if gain <= STALL * gained else 0
         for k in range(n):
             beta[k] += gamma * p[k]
             r[k] = 0.0
@@ -255,7 +268,7 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
             r[k] -= lam * beta[k]
             omega1 += r[k] * r[k]
             rho_new += r[k] * r[k] * m_inv[k]
-        if omega1 <= eps2 * omega_z or omega1 == 0.0:
+        if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
             return True, it
         scale = rho_new / rho
         rho = rho_new
