@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.errors import ProblemError
+from solvers.errors import MemoryLimitError
 
 log = logging.getLogger("ssl.solver.kernel")
 
@@ -97,8 +97,21 @@ def reserve(nbytes: int, what: str, limit: int | None) -> None:
     limit = default_memory_limit() if limit is None else limit
     log.info("%s: %s (memory limit %s)", what, human_bytes(nbytes), human_bytes(limit))
     if nbytes > limit:
-        raise ProblemError(
+        raise MemoryLimitError(
             f"{what} needs {human_bytes(nbytes)}, above the memory limit of "
+            f"{human_bytes(limit)}; raise --max-memory if the machine has the room, or use "
+            "fewer rows")
+
+
+def check_plan(parts: list[tuple[str, int]], limit: int | None) -> None:
+    """Refuse a fit whose large matrices, held at the same time, exceed ``limit`` bytes, before
+    any of them (or the graph that precedes them) is built. ``parts``: (what, bytes)."""
+    limit = default_memory_limit() if limit is None else limit
+    total = sum(b for _, b in parts)
+    if total > limit:
+        items = " + ".join(f"{w} {human_bytes(b)}" for w, b in parts)
+        raise MemoryLimitError(
+            f"needs {human_bytes(total)} at once ({items}), above the memory limit of "
             f"{human_bytes(limit)}; raise --max-memory if the machine has the room, or use "
             "fewer rows")
 

@@ -396,6 +396,15 @@ def _fit(name: str):
         max_iter = params["max_iter"]
         if max_iter is None:
             max_iter = 50 if solver == "newton" else 10 * n
+        if warm is None or warm.get("n") != n:
+            # what is held at once, checked before the graph is built: K, and for Newton its
+            # system (plus two intermediates of L^{p-1}K when p > 1)
+            nb = n + 1 if params["bias"] > 0 else n
+            plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
+            if solver == "newton":
+                plan.append((f"Newton system {nb}×{nb}",
+                             8 * nb * nb * (3 if params["laplacian_degree"] > 1 else 1)))
+            kernels.check_plan(plan, max_memory)
         c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
         log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
                  int(np.sum(y == 0)), spec.describe(), solver,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from solvers.errors import NonFiniteError
 from solvers.kernels import KernelSpec, kernel_times, prepare, sqnorms
 
 
@@ -86,8 +87,31 @@ class Model:
         return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], self.n_features))
 
     def decision_function(self, X) -> np.ndarray:
-        """Decision values, shape (rows, k)."""
-        return self.function.decision(self._fit_width(X))
+        """Decision values, shape (rows, k); :class:`NonFiniteError` if any is not finite
+        (no label or score is ever computed from an overflow)."""
+        with np.errstate(all="ignore"):
+            F = self.function.decision(self._fit_width(X))
+        ok = np.isfinite(F).all(axis=1)
+        if not ok.all():
+            row = int(np.flatnonzero(~ok)[0])
+            raise NonFiniteError("the decision value is not a finite number (the row's or the "
+                                 "model's values are too large: rescale the features)", row)
+        return F
+
+    def check_finite(self) -> None:
+        """:class:`NonFiniteError` unless every number of the fitted function, its training
+        decision values and its objective is finite: a fit that overflowed is an error, never
+        a model."""
+        fn = self.function
+        parts = [fn.b] + ([fn.W] if isinstance(fn, LinearFunctions) else
+                          [fn.coef, np.array([fn.kernel.gamma, fn.kernel.coef0])])
+        if self.train_values is not None:
+            parts.append(self.train_values)
+        parts.append(np.asarray(self.stats.get("objective", []), dtype=float))
+        if not all(np.isfinite(p).all() for p in parts):
+            raise NonFiniteError(f"{self.algorithm} did not converge to finite numbers "
+                                 "(overflow): the features or costs are too large for these "
+                                 "parameters; rescale the features")
 
     def labels_from_values(self, F: np.ndarray) -> np.ndarray:
         labels = np.asarray(self.labels)

@@ -17,7 +17,9 @@ class Param:
     name: canonical name (model files, grids), e.g. ``lambda``.
     flags: command-line spellings, short (the ancestors' letter) first, e.g. ``("-W", "--lambda")``.
     type: ``float``, ``int`` or ``str``. choices: allowed values for ``str`` parameters.
-    low/high: valid range; ``low_open``/``high_open`` exclude the end point.
+    low/high: valid range; ``low_open``/``high_open`` exclude the end point. A bound left
+    as None is still finite: ±:data:`FLOAT_LIMIT` for floats, :data:`INT_LIMIT` for integers
+    (no value a solver could take without overflowing or running for ever is accepted).
     """
 
     name: str
@@ -42,15 +44,27 @@ class Param:
         """The flags as shown in messages, e.g. ``-W/--lambda``."""
         return "/".join(self.flags)
 
+    @property
+    def lo(self):
+        """The effective lower bound."""
+        if self.low is not None:
+            return self.low
+        return -INT_LIMIT if self.type is int else -FLOAT_LIMIT
+
+    @property
+    def hi(self):
+        """The effective upper bound."""
+        if self.high is not None:
+            return self.high
+        return INT_LIMIT if self.type is int else FLOAT_LIMIT
+
     def range_text(self) -> str:
         if self.choices:
             alias = dict((v, k) for k, v in self.aliases)
             return "one of " + ", ".join(
                 f"{c} ({alias[c]})" if c in alias else c for c in self.choices)
-        lo = "-inf" if self.low is None else _num(self.low)
-        hi = "inf" if self.high is None else _num(self.high)
-        return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}" \
-               f"{')' if self.high_open or self.high is None else ']'}"
+        return f"{'(' if self.low_open else '['}{_num(self.lo)}, {_num(self.hi)}" \
+               f"{')' if self.high_open else ']'}"
 
     def check(self, value):
         """``value`` converted to the parameter's type; ValueError with a message if invalid."""
@@ -64,18 +78,26 @@ class Param:
         try:
             if self.type is int:
                 f = float(value)
+                if f == f and abs(f) > 2.0 ** 62:  # say the range, not a 300-digit integer
+                    raise ValueError(f"{self.option} must be in {self.range_text()} (got "
+                                     f"{_num(f)})")
                 if not f.is_integer():
-                    raise ValueError
+                    raise TypeError
                 v = int(f)
             else:
                 v = float(value)
-        except (TypeError, ValueError):
+        except ValueError as e:
+            if str(e).startswith(self.option):
+                raise
+            kind = "an integer" if self.type is int else "a number"
+            raise ValueError(f"{self.option} must be {kind} (got '{value}')") from None
+        except TypeError:
             kind = "an integer" if self.type is int else "a number"
             raise ValueError(f"{self.option} must be {kind} (got '{value}')") from None
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"{self.option} must be finite (got {value})")
-        bad = ((self.low is not None and (v < self.low or (self.low_open and v == self.low))) or
-               (self.high is not None and (v > self.high or (self.high_open and v == self.high))))
+        bad = (v < self.lo or (self.low_open and v == self.lo) or
+               v > self.hi or (self.high_open and v == self.hi))
         if bad:
             raise ValueError(f"{self.option} must be in {self.range_text()} (got {_num(v)})")
         return v
@@ -85,6 +107,11 @@ def _num(v) -> str:
     if v is None:
         return "auto"
     return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+INT_LIMIT = 2**31 - 1  # integer options: a C int
+FLOAT_LIMIT = 1e15  # number options without a bound of their own: |value| at most this
+TOL_LOW = 1e-12  # tolerances: below this no stopping rule is met in double precision
 
 
 # Parameters shared by several solvers. A solver may re-declare one with its own default.
@@ -99,16 +126,16 @@ COST_NEGATIVE = Param("cost_negative", ("-Cn", "--cost-negative"), float, 1.0,
                       low=0.0, low_open=True)
 EPSILON = Param("epsilon", ("-e", "--epsilon"), float, 1e-6,
                 "tolerance: CG residual and margin agreement (SVMlin's EPSILON)",
-                low=0.0, low_open=True, high=1.0, high_open=True)
+                low=TOL_LOW, high=1.0, high_open=True)
 BIAS = Param("bias", ("-B", "--bias"), float, 1.0,
              "value of the constant feature appended to every row for the bias; 0 = no bias "
              "(as liblinear's -B; the bias weight is regularised)",
              low=0.0)
 MAX_ITER = Param("max_iter", ("--max-iter",), int, 50,
-                 "maximum number of outer iterations", low=1)
+                 "maximum number of outer iterations", low=1, high=1_000_000)
 LAMBDA_U = Param("lambda_u", ("-U", "--lambda-u"), float, 1.0,
                  "weight λ_u of the unlabeled rows' loss (SVMlin's -U); 0 ignores them",
-                 low=0.0)
+                 low=0.0, high=1e6)
 MAX_SWITCH = Param("max_switch", ("-S", "--max-switch"), int, 10000,
                    "maximum number of label pairs switched per step (SVMlin's -S); 1 is "
                    "Joachims' original TSVM", low=1)
@@ -214,12 +241,13 @@ _PRIOR = Param("prior", ("--prior",), str, "auto",
                validate=lambda v: parse_prior(v))
 _TAU = Param("epsilon", ("-e", "--epsilon"), float, 1e-3,
              "τ: stop when no pair violates the optimality conditions by more than τ",
-             low=0.0, low_open=True)
+             low=TOL_LOW)
 _CACHE = Param("cache_mb", ("-m", "--cache-mb"), float, 100.0,
-               "kernel-row cache size in MB (LIBSVM's -m)", low=1.0)
+               "kernel-row cache size in MB (LIBSVM's -m)", low=1.0, high=1e7)
 _USMO_PARAMS = (LAMBDA.with_default(1e-2, "regularisation λ: c1 = π/(2λp), c2 = 1/(2λn)"),
                 _PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, _TAU, _CACHE,
-                MAX_ITER.with_default(10_000_000, "maximum number of SMO pair steps"))
+                replace(MAX_ITER, high=INT_LIMIT).with_default(
+                    10_000_000, "maximum number of SMO pair steps"))
 
 
 def parse_prior(v) -> float | None:
@@ -257,7 +285,7 @@ _C = Param("cheeger_step", ("--cheeger-step",), float, 0.1,
            low=0.0, low_open=True)
 _PROX_TOL = Param("prox_tol", ("--prox-tol",), float, 1e-4,
                   "relative duality gap at which each TV proximal step (Chambolle-Pock) stops",
-                  low=0.0, low_open=True, high=1.0, high_open=True)
+                  low=TOL_LOW, high=1.0, high_open=True)
 _NYSTROM = Param("nystrom", ("--nystrom",), int, 0,
                  "kernel rank for large graphs: 0 = the exact n×n kernel (16·n² bytes, n³ "
                  "time); M > 0 = a Nyström kernel over M random landmark rows (seed 0): "
@@ -292,7 +320,8 @@ _TOL = EPSILON.with_default(1e-4, "outer tolerance: stop when the relative chang
 # the normalised TV splitting does not settle below ~1e-2 (its residuals hover at 0.5-1.5 %
 # on USPS) while its errors are stable from about 40 iterations on
 _TOL_TV = _TOL.with_default(1e-2)
-_TV_ITER = MAX_ITER.with_default(100, "maximum number of outer iterations")
+_TV_ITER = replace(MAX_ITER, high=100_000).with_default(100, "maximum number of outer "
+                                                        "iterations")
 _NEIGHBORS = NEIGHBORS.with_default(10)
 _TV_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, _TV_LAMBDA, _R1,
               _NYSTROM)

@@ -40,11 +40,15 @@ class Algorithm:
     # previous fit on the same rows (ssl-tune's warm starts), largest value first; None = no
     # warm starts
     warm_path: str | None = None
+    # the model is a weight vector per function over all the features (its size grows with
+    # the largest feature index, whatever the number of stored values)
+    linear_model: bool = False
 
     @property
     def fit(self) -> Callable:
+        """The solver's fit, its result checked: a model that is not finite is an error."""
         module, name = self.fit_ref.split(":")
-        return getattr(importlib.import_module(module), name)
+        return _checked(getattr(importlib.import_module(module), name))
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -53,23 +57,34 @@ class Algorithm:
         return next((p for p in self.params if p.name == name), None)
 
 
+def _checked(fit: Callable) -> Callable:
+    def checked_fit(*args, **kwargs):
+        model = fit(*args, **kwargs)
+        model.check_finite()
+        return model
+
+    checked_fit.__wrapped__ = fit
+    return checked_fit
+
+
 ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
         Algorithm("rls", "regularised least squares on the labeled rows (one CGLS solve)",
                   SOLVER_PARAMS["rls"], "solvers.linear:fit_rls",
-                  uses_unlabeled=False, svmlin_code=0,
+                  uses_unlabeled=False, svmlin_code=0, linear_model=True,
                   warm_path="lambda"),
         Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
                   SOLVER_PARAMS["svm"], "solvers.linear:fit_svm",
-                  uses_unlabeled=False, svmlin_code=1,
+                  uses_unlabeled=False, svmlin_code=1, linear_model=True,
                   warm_path="lambda"),
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
                   SOLVER_PARAMS["tsvm"], "solvers.s3vm:fit_tsvm", uses_unlabeled=True,
-                  svmlin_code=2,
+                  svmlin_code=2, linear_model=True,
                   warm_path="lambda"),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
-                  SOLVER_PARAMS["da"], "solvers.s3vm:fit_da", uses_unlabeled=True, svmlin_code=3),
+                  SOLVER_PARAMS["da"], "solvers.s3vm:fit_da", uses_unlabeled=True, svmlin_code=3,
+                  linear_model=True),
         Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
                   "1/2 [Σ_labeled c·max(0, 1 - y f)² + γ_A αᵀKα + γ_I fᵀL^p f] over f = Kα "
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 
 from solvers import runtime
 from solvers.crossval import stratified_folds
-from solvers.errors import ProblemError
+from solvers.errors import MemoryLimitError, ProblemError
 from solvers.registry import ALGORITHMS
 
 METRICS = ("accuracy", "f1", "auc", "pu")
@@ -230,6 +230,8 @@ def run_group(problem: Problem, points: list[tuple[int, dict]], fold: int, warm:
                 res = FoldResult(number, fold, time.perf_counter() - t0, pred, values, rate,
                                  list(model.labels), attempts=attempt)
                 break
+            except MemoryLimitError:  # the same for every point: the whole run stops
+                raise
             except Exception as e:  # noqa: BLE001 -- any failure of one point is reported
                 seed = None
                 text = (str(e).strip() or "failed").splitlines()[0]

@@ -721,6 +721,12 @@ def _fit_tv(name: str):
         log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
                  int(np.sum(y == 0)), len(classes), "multi-class" if multi else "binary",
                  spec.describe())
+        # what setup() holds at once, checked before the graph is built: K and the factor
+        # of λI + rK (exact kernel) or the Nyström factor and its copy
+        m = min(params["nystrom"], n)
+        kernels.check_plan([(f"Nyström factor {n}×{m}", 2 * 8 * n * m)] if m else
+                           [(f"kernel matrix {n}×{n}", 8 * n * n),
+                            (f"factor {n}×{n}", 8 * n * n)], max_memory)
         ts = time.perf_counter()
         st = setup(X, spec, params["neighbors"], params["graph_weights"], params["heat_width"],
                    params["lambda"], params["r1"], max_memory,
