@@ -1,10 +1,18 @@
 """The SVMlight/LIBSVM line parser, compiled with numba.
 
 One pass over a byte buffer of whole lines produces CSR arrays. Numbers are converted by the C
-library's ``strtod`` (correctly rounded, the same digits Python's ``float()`` gives), called
-directly from the compiled loop. The parser stops at the first bad token and reports an error
-code with the line and the token's byte span; ``formats.svmlight`` turns that into a message.
+library's ``strtod_l`` in a "C" numeric locale of its own (correctly rounded, the same digits
+Python's ``float()`` gives), called directly from the compiled loop: a process that set a
+comma-decimal ``LC_NUMERIC`` (a notebook, a Dask worker) reads ``1:0.5`` as everyone else
+does. Where the C library has no ``newlocale`` (Windows), :data:`AVAILABLE` is False and
+``formats.svmlight`` parses with the plain-Python port instead. The parser stops at the
+first bad token and reports an error code with the line and the token's byte span;
+``formats.svmlight`` turns that into a message.
 """
+
+import ctypes
+import ctypes.util
+import locale
 
 import numpy as np
 from llvmlite import ir
@@ -21,26 +29,50 @@ from formats.textparse import (
     E_LABEL,
     E_LABEL_IS_FEATURE,
     E_LABEL_NONFINITE,
+    E_LABEL_NOT_INTEGER,
+    E_LABEL_RANGE,
     E_NOT_INCREASING,
     E_TOKEN,
+    E_VALUE_LARGE,
     E_VALUE_NONFINITE,
     INDEX_MAX,
+    LABEL_MAX,
     OK,
+    VALUE_MAX,
 )
 
 
+def _c_numeric_locale() -> int:
+    """A locale_t whose LC_NUMERIC is "C" (0 if the C library cannot make one)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        newlocale = libc.newlocale
+        libc.strtod_l  # noqa: B018 -- must exist too
+    except (OSError, AttributeError):
+        return 0
+    newlocale.restype = ctypes.c_void_p
+    newlocale.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p]
+    return newlocale(1 << locale.LC_NUMERIC, b"C", None) or 0
+
+
+C_LOCALE = _c_numeric_locale()  # made once per process, never freed
+AVAILABLE = C_LOCALE != 0
+
+
 @intrinsic
-def _strtod(typingctx, base, offset, endbuf):
-    """strtod(base + offset, &end): declared by symbol name so the compiled code can be cached."""
-    sig = types.float64(types.voidptr, types.int64, types.voidptr)
+def _strtod(typingctx, base, offset, endbuf, loc):
+    """strtod_l(base + offset, &end, loc): declared by symbol name so the compiled code can be
+    cached (the locale handle is an argument, not a constant baked into the cache)."""
+    sig = types.float64(types.voidptr, types.int64, types.voidptr, types.int64)
 
     def codegen(context, builder, signature, args):
-        base_ptr, off, end_ptr = args
+        base_ptr, off, end_ptr, loc_int = args
         char_p = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.DoubleType(), [char_p, char_p.as_pointer()])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "strtod")
+        fnty = ir.FunctionType(ir.DoubleType(), [char_p, char_p.as_pointer(), char_p])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "strtod_l")
         start = builder.gep(builder.bitcast(base_ptr, char_p), [off])
-        return builder.call(fn, [start, builder.bitcast(end_ptr, char_p.as_pointer())])
+        return builder.call(fn, [start, builder.bitcast(end_ptr, char_p.as_pointer()),
+                                 builder.inttoptr(loc_int, char_p)])
 
     return sig, codegen
 
@@ -52,23 +84,24 @@ def _is_space(c):
 
 
 @njit(cache=True)
-def _number(buf, base, s, e, endp):
+def _number(buf, base, s, e, endp, loc):
     """Parse buf[s:e] as a whole float; returns (value, ok). Hex floats are refused."""
     for k in range(s, e):
         if buf[k] == 120 or buf[k] == 88:  # 'x' / 'X'
             return 0.0, False
-    v = _strtod(buf.ctypes, s, endp.ctypes)
+    v = _strtod(buf.ctypes, s, endp.ctypes, loc)
     return v, (endp[0] - base) == e
 
 
 @njit(cache=True)
-def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens):
+def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens, loc):
     """Parse ``buf[:n]``: whole lines, ``buf[n-1] == '\\n'`` (which also stops strtod).
 
     Returns labels, costs, row_line (0-based line of each row within the buffer), indptr,
     indices (0-based), data, nrows, nnz, max_index (0-based, -1 if none) and err, an int64
-    array ``[code, line, token_start, token_end, a, b]``. Indices ``>= col_limit`` are validated
-    but not stored (``col_limit < 0``: keep all). Blank and comment-only lines are not rows.
+    array ``[code, line, token_start, token_end, a, b]``. Indices ``>= col_limit`` are
+    validated but not stored (``col_limit < 0``: keep all). Blank and comment-only lines are
+    not rows. ``loc``: :data:`C_LOCALE`.
     """
     labels = np.zeros(max_rows)
     costs = np.ones(max_rows)
@@ -117,11 +150,15 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                         err[0] = E_LABEL_IS_FEATURE
                 if err[0] != OK:
                     break
-                v, ok = _number(buf, base, s, e, endp)
+                v, ok = _number(buf, base, s, e, endp, loc)
                 if not ok:
                     err[0] = E_LABEL
                 elif not np.isfinite(v):
                     err[0] = E_LABEL_NONFINITE
+                elif v != np.floor(v):
+                    err[0] = E_LABEL_NOT_INTEGER
+                elif abs(v) > LABEL_MAX:
+                    err[0] = E_LABEL_RANGE
                 labels[nrows] = v
                 continue
             first = False
@@ -137,8 +174,8 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                 continue
             if c - s == 4 and buf[s] == 99 and buf[s + 1] == 111 and buf[s + 2] == 115 \
                     and buf[s + 3] == 116:
-                v, ok = _number(buf, base, c + 1, e, endp)
-                if not ok or not np.isfinite(v) or v < 0.0:
+                v, ok = _number(buf, base, c + 1, e, endp, loc)
+                if not ok or not np.isfinite(v) or v < 0.0 or v > VALUE_MAX:
                     err[0] = E_COST
                 costs[nrows] = v
                 continue
@@ -176,11 +213,14 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens)
                 err[4] = idx
                 err[5] = prev
                 break
-            v, ok = _number(buf, base, c + 1, e, endp)
+            v, ok = _number(buf, base, c + 1, e, endp, loc)
             if not ok:
                 err[0] = E_TOKEN
             elif not np.isfinite(v):
                 err[0] = E_VALUE_NONFINITE
+                err[4] = idx
+            elif abs(v) > VALUE_MAX:
+                err[0] = E_VALUE_LARGE
                 err[4] = idx
             if err[0] != OK:
                 break

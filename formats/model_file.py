@@ -11,6 +11,7 @@ round-trips exactly and does not depend on the locale)::
     functions 1                      # 1 (binary) or one per label (one-vs-rest)
     param lambda 0.001               # every training parameter, in declaration order
     stat objective 0.0213041183      # training statistics, one value per function or one
+                                     # (timings are not written: equal runs, equal bytes)
     kernel rbf                       # kernel models only: name and LIBSVM parameters
     kernel_gamma 0.5
     kernel_degree 3
@@ -38,11 +39,17 @@ import scipy.sparse as sp
 
 from formats.errors import DataError
 from formats.svmlight import atomic_write_bytes
-from solvers.kernels import KERNELS, KernelSpec
+from formats.textparse import INDEX_MAX, LABEL_MAX
+from solvers.kernels import KERNELS, KernelSpec, default_memory_limit, human_bytes
 from solvers.models import KernelExpansion, LinearFunctions, Model
+from solvers.params import COEF0, DEGREE, GAMMA
+from solvers.registry import ALGORITHMS
 
 MAGIC = "ssl-model"
 VERSION = 1
+# weights, coefficients and values of a model: finite, and far enough from overflow that a
+# decision value over rows of at most textparse.VALUE_MAX stays a number where it can
+VALUE_LIMIT = 1e300
 
 
 def _f(v) -> str:
@@ -78,6 +85,8 @@ def model_to_text(model: Model) -> str:
     for name, v in model.params.items():
         w(f"param {name} {_value(v)}\n")
     for name, vals in model.stats.items():
+        if name.endswith("_time"):  # timings differ run to run; the file must not
+            continue
         vals = vals if isinstance(vals, (list, tuple, np.ndarray)) else [vals]
         w(f"stat {name} " + " ".join(_value(v) for v in vals) + "\n")
     if isinstance(fn, KernelExpansion):
@@ -149,23 +158,30 @@ class _Lines:
         return vals
 
 
-def _int(L: _Lines, s: str, what: str, low: int = 0) -> int:
+def _int(L: _Lines, s: str, what: str, low: int = 0, high: int | None = None) -> int:
+    if len(s) > 24:  # no count or index here has that many digits
+        raise L.error(f"{what} '{s[:24]}...' is out of range")
     try:
         v = int(s)
     except ValueError:
         raise L.error(f"malformed {what} '{s}'") from None
     if v < low:
         raise L.error(f"{what} must be at least {low} (found {v})")
+    if high is not None and v > high:
+        raise L.error(f"{what} must be at most {high} (found {v})")
     return v
 
 
-def _float(L: _Lines, s: str, what: str) -> float:
+def _float(L: _Lines, s: str, what: str, low: float = -VALUE_LIMIT,
+           high: float = VALUE_LIMIT) -> float:
     try:
         v = float(s)
     except ValueError:
-        raise L.error(f"malformed {what} '{s}'") from None
+        raise L.error(f"malformed {what} '{s[:40]}'") from None
     if not math.isfinite(v):
         raise L.error(f"{what} '{s}' is not finite")
+    if not low <= v <= high:
+        raise L.error(f"{what} {s} is out of range [{low:g}, {high:g}]")
     return v
 
 
@@ -202,11 +218,15 @@ def model_from_text(text: str, path: str) -> Model:
         raise DataError(path, f"unknown model format version {version}", line=1)
     L.i = 1
     algorithm = L.keyed("algorithm", 1)[0]
+    algo = ALGORITHMS.get(algorithm)
+    if algo is None:
+        raise L.error(f"unknown algorithm '{algorithm[:40]}' (this program has "
+                      f"{', '.join(ALGORITHMS)})")
     kind = L.keyed("kind", 1)[0]
     if kind not in ("linear", "kernel"):
         raise L.error(f"unknown model kind '{kind}' (expected linear or kernel)")
-    d = _int(L, L.keyed("n_features", 1)[0], "n_features", 0)
-    labels = [_int(L, s, "label", -(2 ** 62)) for s in L.keyed("labels")]
+    d = _int(L, L.keyed("n_features", 1)[0], "n_features", 0, INDEX_MAX + 1)
+    labels = [_int(L, s, "label", -LABEL_MAX, LABEL_MAX) for s in L.keyed("labels")]
     if len(labels) < 2 or len(set(labels)) != len(labels):
         raise L.error("'labels' needs at least two distinct labels")
     k = _int(L, L.keyed("functions", 1)[0], "number of functions", 1)
@@ -226,6 +246,12 @@ def model_from_text(text: str, path: str) -> Model:
             if parts[1] in params:
                 raise L.error(f"parameter '{parts[1]}' given twice")
             params[parts[1]] = _typed(parts[2])
+            p = algo.param(parts[1])
+            if p is not None and parts[2] != "auto":
+                try:  # what ssl-train would refuse, a model file does not bring in
+                    p.check(parts[2])
+                except ValueError as e:
+                    raise L.error(f"parameter {parts[1]}: {e}") from None
         elif key == "stat":
             if len(parts) < 3:
                 raise L.error("'stat' needs a name and at least one value")
@@ -238,13 +264,21 @@ def model_from_text(text: str, path: str) -> Model:
         name = L.keyed("kernel", 1)[0]
         if name not in KERNELS:
             raise L.error(f"unknown kernel '{name}'")
-        gamma = _float(L, L.keyed("kernel_gamma", 1)[0], "kernel_gamma")
-        degree = _int(L, L.keyed("kernel_degree", 1)[0], "kernel_degree", 0)
-        coef0 = _float(L, L.keyed("kernel_coef0", 1)[0], "kernel_coef0")
+        gamma = _float(L, L.keyed("kernel_gamma", 1)[0], "kernel_gamma", 0.0, GAMMA.hi)
+        degree = _int(L, L.keyed("kernel_degree", 1)[0], "kernel_degree", 0, DEGREE.hi)
+        coef0 = _float(L, L.keyed("kernel_coef0", 1)[0], "kernel_coef0", COEF0.lo, COEF0.hi)
         kernel = KernelSpec(name, gamma, degree, coef0)
     b = np.array([_float(L, s, "intercept") for s in L.keyed("intercept", k)])
+    left = len(L.lines) - L.i - 1  # lines after the count, 'end' included
     if kind == "linear":
         nrows = _int(L, L.keyed("weights", 1)[0], "number of weight lines", 0)
+        if nrows > left:  # checked before any allocation
+            raise DataError(path, f"truncated model file (ends before the {nrows} weight lines)")
+        need = 8 * d * k
+        if need > default_memory_limit():
+            raise DataError(path, f"n_features {d} needs a weight matrix of "
+                            f"{human_bytes(need)}, more than this machine allows "
+                            f"({human_bytes(default_memory_limit())})", line=4)
         W = np.zeros((d, k))
         prev = 0
         for _ in range(nrows):
@@ -262,6 +296,8 @@ def model_from_text(text: str, path: str) -> Model:
         function = LinearFunctions(W, b)
     else:
         m = _int(L, L.keyed("expansion", 1)[0], "number of expansion rows", 0)
+        if m > left:
+            raise DataError(path, f"truncated model file (ends before the {m} expansion rows)")
         coef = np.zeros((m, k))
         data: list[float] = []
         indices: list[int] = []

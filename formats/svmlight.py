@@ -60,7 +60,18 @@ class Dataset:
 def open_input(path: str):
     """Open a data file for binary reading: ``-`` is stdin; gzip/bzip2 are detected by magic."""
     if path == "-":
-        return sys.stdin.buffer
+        if sys.stdin is None:  # started with standard input closed (<&-)
+            raise DataError("-", "cannot read: standard input is closed")
+        f = sys.stdin.buffer
+        try:
+            magic = f.peek(3)[:3] if hasattr(f, "peek") else b""
+        except OSError as e:
+            raise DataError("-", f"cannot read: {e.strerror or e}") from None
+        if magic[:2] == b"\x1f\x8b":
+            return gzip.GzipFile(fileobj=f, mode="rb")
+        if magic == b"BZh":
+            return bz2.BZ2File(f, mode="rb")
+        return f
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -125,6 +136,14 @@ def _message(code: int, block: bytes, err, zero_based: bool) -> str:
                 "file give the labels with --labels FILE)")
     if code == P.E_LABEL_NONFINITE:
         return f"label '{tok}' is not a finite number"
+    if code == P.E_LABEL_NOT_INTEGER:
+        return f"label '{tok}' is not an integer class label"
+    if code == P.E_LABEL_RANGE:
+        return (f"label '{tok}' is out of range (class labels are integers from "
+                f"-{P.LABEL_MAX} to {P.LABEL_MAX})")
+    if code == P.E_VALUE_LARGE:
+        return (f"value of feature {int(err[4]) + one} is too large ('{tok}'; at most "
+                f"{P.VALUE_MAX:g} in magnitude: rescale the feature)")
     if code == P.E_TOKEN:
         return f"malformed token '{tok}' (expected index:value)"
     if code == P.E_INDEX_ZERO:
@@ -138,7 +157,8 @@ def _message(code: int, block: bytes, err, zero_based: bool) -> str:
     if code == P.E_INDEX_LARGE:
         return f"feature index too large in '{tok}' (at most {P.INDEX_MAX})"
     if code == P.E_COST:
-        return f"malformed cost '{tok}' (expected cost:<non-negative number>)"
+        return (f"malformed cost '{tok}' (expected cost:<number>, from 0 to "
+                f"{P.VALUE_MAX:g})")
     if code == P.E_INDEX_NEGATIVE:
         return f"negative feature index in '{tok}'"
     return f"unreadable token '{tok}'"
@@ -155,10 +175,17 @@ class _Chunk:
     max_index: int
 
 
+def _compiled_parser() -> bool:
+    """True where the compiled parser can convert numbers locale-independently."""
+    from formats import _parse
+
+    return _parse.AVAILABLE
+
+
 def _parse_block(block: bytes, first_line: int, name: str, has_label: bool, zero_based: bool,
                  col_limit: int) -> _Chunk:
     n = len(block)
-    if n <= P.SMALL_BLOCK and "formats._parse" not in sys.modules:
+    if (n <= P.SMALL_BLOCK and "formats._parse" not in sys.modules) or not _compiled_parser():
         # a small input: starting numba would cost more than parsing it in Python
         (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,
          err) = P.parse_buffer(block, has_label, zero_based, col_limit)
@@ -170,16 +197,11 @@ def _parse_block(block: bytes, first_line: int, name: str, has_label: bool, zero
         max_tokens = block.count(b":") + 1
         (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,
          err) = _parse.parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows,
-                                    max_tokens)
+                                    max_tokens, _parse.C_LOCALE)
     if err[0] != P.OK:
         raise DataError(name, _message(int(err[0]), block, err, zero_based),
                         line=first_line + int(err[1]))
     lab = labels[:nrows]
-    bad = np.flatnonzero(lab != np.round(lab))
-    if bad.size:
-        r = bad[0]
-        raise DataError(name, f"label {lab[r]:g} is not an integer class label",
-                        line=first_line + int(row_line[r]))
     return _Chunk(lab, costs[:nrows], row_line[:nrows] + first_line, indptr[: nrows + 1],
                   indices[:nnz], data[:nnz], int(max_idx))
 
@@ -214,6 +236,10 @@ class _LabelsFile:
                 raise DataError(self.path, f"malformed label '{text}'", line=self.line_no) from None
             if not np.isfinite(v) or v != round(v):
                 raise DataError(self.path, f"label '{text}' is not an integer class label",
+                                line=self.line_no)
+            if abs(v) > P.LABEL_MAX:
+                raise DataError(self.path, f"label '{text}' is out of range (class labels are "
+                                f"integers from -{P.LABEL_MAX} to {P.LABEL_MAX})",
                                 line=self.line_no)
             out[i] = v
             i += 1
@@ -268,7 +294,7 @@ def iter_chunks(path: str, *, zero_based: bool = False, labels: str | None = Non
         if lab is not None:
             lab.finish(path)
     finally:
-        if stream is not sys.stdin.buffer:
+        if path != "-":
             stream.close()
 
 

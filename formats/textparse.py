@@ -33,8 +33,17 @@ E_VALUE_NONFINITE = 7
 E_INDEX_LARGE = 8
 E_COST = 9
 E_INDEX_NEGATIVE = 10
+E_LABEL_NOT_INTEGER = 11
+E_LABEL_RANGE = 12
+E_VALUE_LARGE = 13
 
 INDEX_MAX = 2147483647
+# Labels are integers in [-LABEL_MAX, LABEL_MAX] (a C int, as LIBSVM's and LIBLINEAR's
+# programs print them): exact in a double, the same after a model file's round trip.
+LABEL_MAX = 2147483647
+# Feature values and costs are at most VALUE_MAX in magnitude: squares and sums of squares
+# over millions of rows (the solvers' Hessians, kernels) then stay far from overflow.
+VALUE_MAX = 1e50
 
 # Blocks up to this size are parsed here while the compiled parser is not loaded (~2,000 rows
 # of 30 features in about 30 ms, against ~0.4 s to start numba).
@@ -100,6 +109,10 @@ def parse_buffer(block: bytes, has_label: bool, zero_based: bool, col_limit: int
                     err[0] = E_LABEL
                 elif not math.isfinite(v):
                     err[0] = E_LABEL_NONFINITE
+                elif v != math.floor(v):
+                    err[0] = E_LABEL_NOT_INTEGER
+                elif abs(v) > LABEL_MAX:
+                    err[0] = E_LABEL_RANGE
                 if err[0] != OK:
                     break
                 label = v
@@ -114,7 +127,7 @@ def parse_buffer(block: bytes, has_label: bool, zero_based: bool, col_limit: int
                 continue
             if key == b"cost":
                 v, ok = number(tok[c + 1:])
-                if not ok or not math.isfinite(v) or v < 0.0:
+                if not ok or not math.isfinite(v) or v < 0.0 or v > VALUE_MAX:
                     err[0] = E_COST
                     break
                 cost = v
@@ -145,6 +158,9 @@ def parse_buffer(block: bytes, has_label: bool, zero_based: bool, col_limit: int
                 err[0] = E_TOKEN
             elif not math.isfinite(v):
                 err[0] = E_VALUE_NONFINITE
+                err[4] = idx
+            elif abs(v) > VALUE_MAX:
+                err[0] = E_VALUE_LARGE
                 err[4] = idx
             if err[0] != OK:
                 break
