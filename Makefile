@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint bench bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention clean
+.PHONY: demo test fuzz lint bench bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,15 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 tests
+
+# A longer campaign of the contract fuzzer (tests/test_fuzz.py runs the short one in `make test`):
+# FUZZ_SCALE times the cases, with its own seed (FUZZ_SEED=N to repeat a campaign).
+FUZZ_SCALE ?= 20
+FUZZ_SEED  ?= $(shell date +%s)
+fuzz: $(VENV)/.installed-test
+	@echo "== contract fuzzer: scale $(FUZZ_SCALE), seed $(FUZZ_SEED)"
+	SSL_SHARED=$(abspath $(SHARED)) SSL_FUZZ_SCALE=$(FUZZ_SCALE) SSL_FUZZ_SEED=$(FUZZ_SEED) \
+		$(BIN)/python -m pytest -q tests/test_fuzz.py
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_cli solvers formats tests bench

@@ -6,12 +6,13 @@ import functools
 import logging
 import os
 import sys
-import tempfile
 
 import click
 
 from formats.errors import DataError
 from solvers.errors import ProblemError
+from ssl_cli import process
+from ssl_cli.process import Terminated, safe_text
 
 EXIT_DATA = 1  # usage errors exit with 2 through click
 
@@ -19,7 +20,11 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def fail(prog: str, message: str, status: int = EXIT_DATA):
-    click.echo(f"{prog}: error: {message}", err=True)
+    """``prog: error: message`` on stderr (made safe for a terminal), then exit ``status``."""
+    try:
+        click.echo(safe_text(f"{prog}: error: {message}"), err=True)
+    except OSError:
+        pass
     sys.exit(status)
 
 
@@ -30,23 +35,31 @@ def user_errors(prog: str):
         @functools.wraps(fn)
         def inner(*args, **kwargs):
             try:
+                process.install_handlers()
                 return fn(*args, **kwargs)
             except (DataError, ProblemError) as e:
                 fail(prog, str(e))
             except MemoryError:
                 fail(prog, "out of memory")
+            except Terminated:
+                fail_quietly(prog, "terminated", 143)
             except KeyboardInterrupt:
-                click.echo(f"{prog}: interrupted", err=True)
-                sys.exit(130)
+                fail_quietly(prog, "interrupted", 130)
             except BrokenPipeError:
                 # the reader went away (e.g. `| head`): stop quietly
                 devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
+                os.dup2(devnull, 1)
                 sys.exit(EXIT_DATA)
 
         return inner
 
     return wrap
+
+
+def fail_quietly(prog: str, text: str, status: int):
+    """An interrupt: one line (a second Ctrl-C while cleaning up adds none), then exit."""
+    process.report_once(prog, text)
+    sys.exit(status)
 
 
 class StderrFormatter(logging.Formatter):
@@ -55,7 +68,8 @@ class StderrFormatter(logging.Formatter):
         self.prog = prog
 
     def format(self, record):
-        msg = record.getMessage()
+        # file names and tokens in progress lines are made safe for a terminal too
+        msg = safe_text(record.getMessage(), limit=10_000)
         if record.levelno >= logging.WARNING:
             return f"{self.prog}: warning: {msg}"
         return msg
@@ -73,37 +87,3 @@ def setup_logging(prog: str, quiet: bool, verbose: bool) -> logging.Logger:
     root.propagate = False
     logging.getLogger("ssl.solver").setLevel(logging.NOTSET)
     return logging.getLogger(f"ssl.{prog}")
-
-
-class AtomicOutput:
-    """A text output that appears under its name only when complete (``-`` is stdout)."""
-
-    def __init__(self, path: str | None):
-        self.path = path
-        self.tmp = None
-        if path in (None, "-"):
-            self.f = sys.stdout
-        else:
-            folder = os.path.dirname(os.path.abspath(path))
-            try:
-                fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-            except OSError as e:
-                raise DataError(path, f"cannot write: {e.strerror or e}") from None
-            self.f = os.fdopen(fd, "w", buffering=1 << 20)
-
-    def write(self, s: str) -> None:
-        self.f.write(s)
-
-    def commit(self) -> None:
-        self.f.flush()
-        if self.tmp is not None:
-            os.fsync(self.f.fileno())
-            self.f.close()
-            os.replace(self.tmp, self.path)
-            self.tmp = None
-
-    def discard(self) -> None:
-        if self.tmp is not None:
-            self.f.close()
-            os.unlink(self.tmp)
-            self.tmp = None

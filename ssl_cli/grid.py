@@ -8,12 +8,15 @@ including STOP when it is reached (to 9 significant digits). Examples: ``lambda=
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from solvers.params import Param
 from solvers.tuning import Grid
 
-MAX_VALUES = 10000
+MAX_VALUES = 10000  # values of one axis
+MAX_POINTS = 100_000  # points of the whole grid
 
 
 def _num(text: str, spec: str) -> float:
@@ -21,6 +24,8 @@ def _num(text: str, spec: str) -> float:
         v = float(text)
     except ValueError:
         raise click.UsageError(f"-G {spec}: '{text}' is not a number") from None
+    if not math.isfinite(v):
+        raise click.UsageError(f"-G {spec}: '{text}' is not a finite number")
     return v
 
 
@@ -46,8 +51,12 @@ def _range(item: str, spec: str) -> list:
                                    f"FACTOR > 1 (got '{item}')")
         k = 0
         while len(out) <= MAX_VALUES:
-            v = _clean(a * step ** k)
-            if v > stop:
+            try:
+                v = _clean(a * step ** k)
+            except OverflowError:  # FACTOR**k alone overflows; the product may not
+                e = math.log(a) + k * math.log(step)
+                v = _clean(math.exp(e)) if e < 709.7 else math.inf
+            if v > stop or not math.isfinite(v):
                 break
             out.append(v)
             k += 1
@@ -58,8 +67,11 @@ def _range(item: str, spec: str) -> list:
         k = 0
         while len(out) <= MAX_VALUES:
             v = _clean(a + step * k)
-            if v > stop:
+            if v > stop or not math.isfinite(v):
                 break
+            if k and v == out[-1]:
+                raise click.UsageError(f"-G {spec}: the step of '{item}' is too small to "
+                                       "change the value")
             out.append(v)
             k += 1
     if len(out) > MAX_VALUES:
@@ -113,4 +125,8 @@ def parse_grid(specs: tuple[str, ...], params: tuple[Param, ...], algorithm: str
             raise click.UsageError(f"-G {spec}: {name} is also fixed by {opt}; give one or the "
                                    "other")
         axes.append((name, values))
+    size = math.prod(len(v) for _, v in axes)
+    if size > MAX_POINTS:
+        raise click.UsageError(f"the grid has {size:,} points, more than {MAX_POINTS:,}; use "
+                               "fewer values per axis")
     return Grid(axes)

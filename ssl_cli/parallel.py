@@ -8,9 +8,11 @@ local processes get them through joblib's memory-mapping of large arrays.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import math
+import signal
 import sys
 import time
 
@@ -39,7 +41,7 @@ def connect(address: str):
         raise click.UsageError(INSTALL_HINT) from None
     try:
         return Client(address, timeout="20s")
-    except (OSError, TimeoutError) as e:
+    except (OSError, TimeoutError, ValueError, TypeError) as e:
         raise DataError(address, f"cannot connect to the Dask scheduler: {e}") from None
 
 
@@ -49,7 +51,10 @@ class Runner:
     workers: the number of tasks that may run at once (sets numba's per-worker threads).
     """
 
-    def __init__(self, n_jobs: int = 1, cluster: str | None = None, scatter=()):
+    def __init__(self, n_jobs: int = 1, cluster: str | None = None, scatter=(),
+                 tasks: int | None = None):
+        """``tasks``: how many tasks there will be, where known: no more local workers are
+        started than there are tasks (nor than CPUs)."""
         self.cluster = cluster
         self.client = connect(cluster) if cluster else None
         if self.client is not None:
@@ -66,6 +71,11 @@ class Runner:
                     "-j %d: %d CPU%s available to this process; running %d worker%s",
                     self.workers, cpus, "" if cpus == 1 else "s", cpus, "" if cpus == 1 else "s")
                 self.workers = cpus
+            if tasks is not None and self.workers > max(1, tasks):
+                logging.getLogger("ssl.parallel").debug(
+                    "%d task%s: running %d worker%s", tasks, "" if tasks == 1 else "s",
+                    max(1, tasks), "" if tasks == 1 else "s")
+                self.workers = max(1, tasks)
         self.scatter = list(scatter)
 
     @property
@@ -88,6 +98,7 @@ class Runner:
         import joblib
 
         if self.client is None:
+            _children_without_sigint()
             with joblib.Parallel(n_jobs=self.workers, pre_dispatch="2*n_jobs",
                                  batch_size=batch_size) as par:
                 yield par
@@ -130,6 +141,40 @@ class Runner:
         if self.client is not None:
             self.client.close()
             self.client = None
+
+
+def _children_without_sigint() -> None:
+    """Start local worker processes with SIGINT blocked (a blocked signal mask survives fork
+    and exec). Ctrl-C reaches the whole process group; a worker still importing numpy would
+    print a traceback of its own. The parent alone handles the interrupt and shuts them down.
+
+    loky starts workers from whichever thread first submits work, at a moment joblib chooses,
+    so the mask is applied around loky's own spawn function (once per process; nothing is
+    changed if a later loky names it differently)."""
+    global _SPAWN_PATCHED
+    if _SPAWN_PATCHED:
+        return
+    _SPAWN_PATCHED = True
+    try:
+        from joblib.externals.loky.backend import fork_exec as fe
+    except ImportError:
+        return
+    spawn = getattr(fe, "fork_exec", None)
+    if spawn is None:
+        return
+
+    @functools.wraps(spawn)
+    def spawn_without_sigint(*args, **kwargs):
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return spawn(*args, **kwargs)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    fe.fork_exec = spawn_without_sigint
+
+
+_SPAWN_PATCHED = False
 
 
 class Progress:

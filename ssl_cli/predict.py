@@ -12,7 +12,9 @@ import click
 
 from formats import CHUNK_BYTES
 from solvers import runtime
-from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
+from ssl_cli import process
+from ssl_cli.common import CONTEXT, setup_logging, user_errors
+from ssl_cli.outputs import Outputs
 from ssl_cli.parallel import Progress, Runner, resolve_jobs
 
 CHUNK_MB = CHUNK_BYTES >> 20
@@ -53,8 +55,10 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
     (loky, Dask) start with one thread each, so kernel models' decision values would differ in
     the last digits.
     """
+    from formats.errors import DataError
     from formats.predictions import format_lines
     from formats.svmlight import parse_block
+    from solvers.errors import NonFiniteError
 
     runtime.limit_threads(threads)
     model = _model(model_source)
@@ -62,13 +66,16 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
                        n_features=model.n_features)
     if part.n_rows == 0:
         return "", part.y, part.y, 0
-    if blas is None:
-        F = model.decision_function(part.X)
-    else:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(blas, user_api="blas"):
+    try:
+        if blas is None:
             F = model.decision_function(part.X)
+        else:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(blas, user_api="blas"):
+                F = model.decision_function(part.X)
+    except NonFiniteError as e:
+        raise DataError(name, str(e), line=int(part.lines[e.row])) from None
     return format_lines(model, F, values), part.y, model.labels_from_values(F), part.n_rows
 
 PROG = "ssl-predict"
@@ -108,7 +115,8 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
 @click.option("--chunk-mb", type=click.IntRange(1, 4096), default=CHUNK_MB,
               show_default=True, help="read TEST in pieces of this many MB (memory stays flat)")
 @click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True, metavar="N",
-              help="local worker processes; -1 = all cores")
+              help="local worker processes; -1 = all cores; at most the CPUs available and "
+                   "the pieces of work there are")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="predict on a Dask cluster, e.g. tcp://HOST:8786 (needs pip install "
                    "'ssl-svm[cluster]')")
@@ -121,60 +129,60 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
                                "parallelism of --cluster")
     resolve_jobs(n_jobs)
     log = setup_logging(PROG, quiet, False)
-    import numpy as np
+    with process.deferred_signals():
+        import numpy as np
 
-    from formats.model_file import read_model
-    from formats.svmlight import _LabelsFile, iter_line_blocks, open_input
+        from formats.model_file import read_model
+        from formats.svmlight import _LabelsFile, iter_line_blocks, open_input
 
-    model = read_model(model_path)
-    lab = _LabelsFile(labels_file) if labels_file is not None else None
-    stream = open_input(test)
-    size = _input_size(test)
-    progress = Progress(size or 1, "MB", enabled=not quiet and size is not None and
-                        sys.stderr.isatty() and size > 4 * (chunk_mb << 20))
-    runner = None
-    out = AtomicOutput(output)
-    correct = total = rows = 0
-    try:
-        blocks = iter_line_blocks(stream, test, chunk_mb << 20)
-        if n_jobs == 1 and cluster is None:
-            results = (predict_block(model, b, first, test, lab is None, zero_based, values)
-                       + (len(b),) for b, first in blocks)
-        else:
-            runner = Runner(n_jobs, cluster, scatter=[model])
-            if runner.client is None:
-                st = os.stat(model_path)
-                source = (os.path.abspath(model_path), st.st_mtime_ns, st.st_size)
+    with Outputs({"TEST": test, "MODEL": model_path, "--labels": labels_file}) as outputs:
+        out = outputs.add("-" if output is None else output, "predictions")
+        model = read_model(model_path)
+        lab = _LabelsFile(labels_file) if labels_file is not None else None
+        stream = open_input(test)
+        size = _input_size(test)
+        progress = Progress(size or 1, "MB", enabled=not quiet and size is not None and
+                            sys.stderr.isatty() and size > 4 * (chunk_mb << 20))
+        runner = None
+        correct = total = rows = 0
+        try:
+            blocks = iter_line_blocks(stream, test, chunk_mb << 20)
+            if n_jobs == 1 and cluster is None:
+                results = (predict_block(model, b, first, test, lab is None, zero_based, values)
+                           + (len(b),) for b, first in blocks)
             else:
-                source = model
-            log.debug("predicting with %s", runner.describe())
-            blas = blas_threads()
-            results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
-                                           values, runner.threads_per_worker, blas)
-                                          for b, first in blocks),
-                                 window=WINDOW_PER_WORKER * runner.workers)
-        for text, y, pred, n, nbytes in results:
-            if lab is not None and n:
-                y = lab.take(n, test)
-            out.write(text)
-            labeled = y != 0
-            if labeled.any():
-                correct += int(np.sum(pred[labeled] == y[labeled]))
-                total += int(labeled.sum())
-            rows += n
-            progress.update(nbytes / size if size else 0, f"{rows} rows")
-        if lab is not None:
-            lab.finish(test)
-        out.commit()
-    except BaseException:
-        out.discard()
-        raise
-    finally:
-        progress.clear()
-        if runner is not None:
-            runner.close()
-        if stream is not sys.stdin.buffer:
-            stream.close()
+                pieces = -(-size // (chunk_mb << 20)) if size is not None else None
+                runner = Runner(n_jobs, cluster, scatter=[model], tasks=pieces)
+                if runner.client is None:
+                    st = os.stat(model_path)
+                    source = (os.path.abspath(model_path), st.st_mtime_ns, st.st_size)
+                else:
+                    source = model
+                log.debug("predicting with %s", runner.describe())
+                blas = blas_threads()
+                results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
+                                               values, runner.threads_per_worker, blas)
+                                              for b, first in blocks),
+                                     window=WINDOW_PER_WORKER * runner.workers)
+            for text, y, pred, n, nbytes in results:
+                if lab is not None and n:
+                    y = lab.take(n, test)
+                out.write(text)
+                labeled = y != 0
+                if labeled.any():
+                    correct += int(np.sum(pred[labeled] == y[labeled]))
+                    total += int(labeled.sum())
+                rows += n
+                progress.update(nbytes / size if size else 0, f"{rows} rows")
+            if lab is not None:
+                lab.finish(test)
+            outputs.commit()
+        finally:
+            progress.clear()
+            if runner is not None:
+                runner.close()
+            if test != "-":
+                stream.close()
     if total:
         log.info("Accuracy = %g%% (%d/%d)", 100.0 * correct / total, correct, total)
     elif rows == 0:
@@ -197,7 +205,7 @@ def _input_size(path: str) -> int | None:
 
 def main(argv=None):
     """Console entry point."""
-    return _predict.main(args=argv, prog_name=PROG)
+    return process.run(_predict, PROG, argv)
 
 
 if __name__ == "__main__":

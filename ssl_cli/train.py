@@ -18,7 +18,9 @@ import click
 from formats.errors import DataError
 from solvers.params import TV_OUT_OF_SAMPLE
 from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
-from ssl_cli.common import CONTEXT, AtomicOutput, setup_logging, user_errors
+from ssl_cli import process
+from ssl_cli.common import CONTEXT, setup_logging, user_errors
+from ssl_cli.outputs import Outputs
 
 PROG = "ssl-train"
 
@@ -188,6 +190,33 @@ def _check_pu_labels(path, data, negatives_as_unlabeled, log) -> None:
         raise DataError(path, "no labeled positive rows (label +1)")
 
 
+# n-long vectors a linear solver holds at once (weights, Newton point, CG's r, p, q, the
+# preconditioner, a buffer per thread, the model's copy): its memory is this many × 8 × width
+LINEAR_VECTORS = 12
+
+
+def _check_width(path, data, n_classes) -> None:
+    """A feature index so large that the weight vectors cannot fit: an error naming the row
+    that holds it and the memory it would need, before the solver tries to allocate it."""
+    from solvers.kernels import default_memory_limit, human_bytes
+    from solvers.runtime import default_threads
+
+    d = data.X.shape[1]
+    functions = 1 if n_classes <= 2 else n_classes
+    need = 8 * (d + 1) * (LINEAR_VECTORS + default_threads() + functions)
+    limit = default_memory_limit()
+    if need <= limit:
+        return
+    import numpy as np
+
+    X = data.X
+    at = int(np.argmax(X.indices)) if X.nnz else 0
+    row = int(np.searchsorted(X.indptr, at, side="right") - 1)
+    raise DataError(path, f"feature index {d} makes the weight vectors need "
+                    f"{human_bytes(need)}, more than the memory limit of {human_bytes(limit)} "
+                    "(half the RAM); renumber the features densely", int(data.lines[row]))
+
+
 def load_training(train, algo, zero_based, labels_file, unlabeled_file, negatives_as_unlabeled,
                   log, keep_unlabeled=False):
     """Read TRAIN (+ --unlabeled rows) for ``algo`` and check its labels.
@@ -196,12 +225,13 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
     ``keep_unlabeled``). Unlabeled rows are dropped (and that said) for solvers that do not
     use them; a single class is an error except for positive-unlabeled solvers.
     """
-    import numpy as np
+    with process.deferred_signals():
+        import numpy as np
 
-    from formats.svmlight import read_dataset, stack_unlabeled
-    from solvers.multiclass import class_labels
+        from formats.svmlight import read_dataset, stack_unlabeled
+        from solvers.multiclass import class_labels
 
-    _say_if_compiling(algo, log)
+        _say_if_compiling(algo, log)
     t0 = time.perf_counter()
     data = read_dataset(train, zero_based=zero_based, labels=labels_file)
     log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
@@ -210,6 +240,8 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
         extra = read_dataset(unlabeled_file, zero_based=zero_based)
         log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
         data = stack_unlabeled(data, extra)
+    if algo.linear_model:
+        _check_width(train, data, len(set(data.y.tolist()) - {0.0}))
     if algo.positive_unlabeled:
         _check_pu_labels(train, data, negatives_as_unlabeled, log)
     labeled = data.y != 0
@@ -255,8 +287,11 @@ def _say_if_compiling(algo, log) -> None:
     """One line on stderr when this run will compile numba functions (the first run of a
     solver after installing): otherwise it would sit silent for up to a minute."""
     algo.fit  # noqa: B018 -- imports the solver's module
+    import numba
+
     from solvers import runtime
 
+    numba.get_num_threads()  # starts the threading layer now, inside deferred_signals
     if runtime.uncompiled_modules():
         log.info("first run of %s since installing: compiling its numba functions once (up "
                  "to a minute; later runs load them from the cache)", algo.name)
@@ -275,7 +310,7 @@ def _say_if_compiling(algo, log) -> None:
 @click.option("-v", "--cross-validation", "folds", type=int, default=None, metavar="N",
               help="N-fold stratified cross-validation over the labeled rows instead of "
                    "training; prints 'Cross Validation Accuracy = x%'")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="random seed (cross-validation folds)")
 @click.option("-c", "libsvm_c", type=float, default=None, metavar="C",
               help="LIBSVM's/liblinear's C, for tools/grid.py: sets the regulariser to "
@@ -333,16 +368,32 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         raise click.UsageError("-v trains no final model, so -l has nothing to write", ctx)
     if values and transductive_file is None:
         raise click.UsageError("--values goes with -l FILE", ctx)
+    if folds is not None and process.stdout_closed():
+        raise DataError("-", "cannot write the cross-validation accuracy: standard output "
+                        "is closed")
     log = setup_logging(PROG, quiet, verbose)
-    from formats.model_file import write_model
+    with Outputs({"TRAIN": train, "--labels": labels_file, "--unlabeled": unlabeled_file,
+                  "--validation": validation_file}) as outputs:
+        model_out = outputs.add(model, "model") if folds is None else None
+        pred_out = outputs.add(transductive_file, "-l predictions")
+        _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
+                   unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
+                   log, outputs, model_out, pred_out, model, transductive_file)
+
+
+def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,
+               validation_file, negatives_as_unlabeled, values, verbose, log, outputs,
+               model_out, pred_out, model, transductive_file):
+    from formats.model_file import model_to_text
     from formats.predictions import format_lines
     from solvers.crossval import cross_validate
+    from solvers.errors import MemoryLimitError
     from solvers.multiclass import class_labels
 
     t0 = time.perf_counter()
     data, labeled, X_unl = load_training(train, algo, zero_based, labels_file, unlabeled_file,
                                          negatives_as_unlabeled, log,
-                                         keep_unlabeled=transductive_file is not None)
+                                         keep_unlabeled=pred_out is not None)
     n_lab = int(labeled.sum())
     classes = class_labels(data.y)
     log.info("%s: %s", algo.name, " ".join(f"{k}={_fmt(v)}" for k, v in params.items()))
@@ -365,24 +416,25 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         run["validation"] = _read_validation(run["validation"], zero_based, data.X.shape[1],
                                              classes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
-    m = algo.fit(data.X, data.y, data.cost, params, **run)
+    try:
+        m = algo.fit(data.X, data.y, data.cost, params, **run)
+    except MemoryLimitError as e:  # name the file whose rows make the matrices that large
+        raise DataError(train, f"{data.n_rows} rows: {algo.name} {e}") from None
     if verbose:
         from solvers.runtime import describe_threads
 
         log.debug("threads: %s", describe_threads())
-    write_model(m, model)
-    if transductive_file is not None:
+        log.debug("timings: %s", " ".join(f"{k}={v[0]:.3g} s" for k, v in m.stats.items()
+                                          if k.endswith("_time")))
+    model_out.write(model_to_text(m))
+    if pred_out is not None:
         if m.train_values is not None:  # the solver's own outputs: no second kernel pass
             F_unl = m.train_values[~labeled]
         else:
             F_unl = m.decision_function(X_unl)
-        out = AtomicOutput(transductive_file)
-        try:
-            out.write(format_lines(m, F_unl, values))
-            out.commit()
-        except BaseException:
-            out.discard()
-            raise
+        pred_out.write(format_lines(m, F_unl, values))
+    outputs.commit()
+    if pred_out is not None:
         log.info("predictions for %d unlabeled rows written to %s", X_unl.shape[0],
                  transductive_file)
     obj = m.stats.get("objective")
@@ -397,7 +449,7 @@ for _opt in _param_options():
 
 def main(argv=None):
     """Console entry point."""
-    return _train.main(args=argv, prog_name=PROG)
+    return process.run(_train, PROG, argv)
 
 
 if __name__ == "__main__":

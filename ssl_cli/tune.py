@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import sys
+import tempfile
 import time
 
 import click
 import numpy as np
 
 from formats.errors import DataError
+from solvers.errors import MemoryLimitError
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, by_svmlin_code
 from solvers.tuning import METRICS, held_out_labels, make_problem, point_key, run_group, score
+from ssl_cli import process
 from ssl_cli.common import CONTEXT, setup_logging, user_errors
 from ssl_cli.grid import parse_grid
+from ssl_cli.outputs import Outputs, mode_for
 from ssl_cli.parallel import Progress, Runner, resolve_jobs
 from ssl_cli.train import (
     _choose_algorithm,
@@ -85,51 +90,99 @@ class ResumeFile:
     """The result lines of a run, kept on the machine running ssl-tune (workers never see it).
 
     Line 1 is ``# ssl-tune resume 1 <fingerprint>``; then the lines printed on stdout. A line
-    cut by a kill (no final newline) is dropped; failed points are run again.
+    cut by a kill (no final newline) is dropped; failed points are run again. A file that does
+    not start with that header is never written to; a symlink is followed.
     """
 
-    def __init__(self, path: str, fingerprint: str, metric: str):
+    def __init__(self, path: str):
+        """Check ``path`` before any work: a resume file or a new file in a writable folder."""
         self.path = path
+        if not path or path.endswith(os.sep):
+            raise DataError(path or "''", "cannot use as --resume file: not a file name")
+        self.target = os.path.realpath(path) if os.path.islink(path) else path
+        self.text = ""
+        self.f = None
+        try:
+            st = os.stat(self.target)
+        except FileNotFoundError:
+            st = None
+        except OSError as e:
+            raise DataError(path, f"cannot use as --resume file: {e.strerror or e}") from None
+        if st is None:
+            folder = os.path.dirname(os.path.abspath(self.target))
+            if not os.path.isdir(folder):
+                raise DataError(path, f"cannot write: folder {folder} does not exist")
+            if not os.access(folder, os.W_OK):
+                raise DataError(path, "cannot write: permission denied")
+            return
+        if not stat.S_ISREG(st.st_mode):
+            raise DataError(path, "--resume needs a regular file (a device, FIFO or folder "
+                            "cannot keep results)")
+        try:
+            with open(self.target, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            raise DataError(path, f"cannot read: {e.strerror or e}") from None
+        if not os.access(self.target, os.W_OK):
+            raise DataError(path, "cannot write: permission denied")
+        try:
+            self.text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DataError(path, "not an ssl-tune resume file (not text); it is left "
+                            "as it is", 1) from None
+        if self.text and not self.text.startswith(RESUME_MAGIC):
+            raise DataError(path, "not an ssl-tune resume file; it is left as it is", 1)
+
+    def open(self, fingerprint: str, metric: str) -> None:
+        """Load the finished points of a run with this fingerprint, then keep the file open
+        for appending."""
+        path = self.path
         self.done: dict[str, tuple[str, float]] = {}
         header = f"{RESUME_MAGIC} {fingerprint} metric={metric}\n"
-        lines: list[str] = []
-        if os.path.exists(path):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            except OSError as e:
-                raise DataError(path, f"cannot read: {e.strerror or e}") from None
-            lines = text.splitlines(keepends=True)
-            if lines and not lines[-1].endswith("\n"):
-                lines.pop()
-            if lines and lines[0] != header:
-                if not lines[0].startswith(RESUME_MAGIC):
-                    raise DataError(path, "not an ssl-tune resume file", 1)
-                raise DataError(path, "was written by a run with other data, algorithm, fixed "
-                                "options, folds, seed or metric; use another --resume file", 1)
+        lines = self.text.splitlines(keepends=True)
+        if lines and not lines[-1].endswith("\n"):
+            lines.pop()
+        if lines and lines[0] != header:
+            raise DataError(path, "was written by a run with other data, algorithm, fixed "
+                            "options, folds, seed or metric; use another --resume file", 1)
         if not lines:
             lines = [header]
-        self.lines = lines
         for line in lines[1:]:
             parsed = _parse_result(line, metric)
             if parsed is not None:
                 self.done[parsed[0]] = (line.rstrip("\n"), parsed[1])
+        folder = os.path.dirname(os.path.abspath(self.target))
+        tmp = None
         try:  # rewrite without a cut last line, then append
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+            os.fchmod(fd, mode_for(self.target))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.writelines(lines)
-            os.replace(tmp, path)
-            self.f = open(path, "a", encoding="utf-8")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.target)
+            tmp = None
+            self.f = open(self.target, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as e:
             raise DataError(path, f"cannot write: {e.strerror or e}") from None
+        finally:
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
 
     def add(self, line: str) -> None:
-        self.f.write(line + "\n")
-        self.f.flush()
-        os.fsync(self.f.fileno())
+        try:
+            self.f.write(line + "\n")
+            self.f.flush()
+            os.fsync(self.f.fileno())
+        except OSError as e:
+            raise DataError(self.path, f"cannot write: {e.strerror or e}") from None
 
     def close(self) -> None:
-        self.f.close()
+        if self.f is not None:
+            try:
+                self.f.close()
+            except OSError:
+                pass
 
 
 def _parse_result(line: str, metric: str):
@@ -174,7 +227,8 @@ def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
 @click.option("--metric", type=click.Choice(METRICS), default=None,
               help="what to maximise [default: accuracy; pu for usmo]")
 @click.option("-j", "--jobs", "n_jobs", type=int, default=1, show_default=True, metavar="N",
-              help="local worker processes; -1 = all cores")
+              help="local worker processes; -1 = all cores; at most the CPUs available and "
+                   "the pieces of work there are")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="run on a Dask cluster, e.g. tcp://HOST:8786 (the data go to each worker "
                    "once; needs pip install 'ssl-svm[cluster]')")
@@ -184,7 +238,8 @@ def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
               help="train the best point on all the data and write the model here")
 @click.option("--no-warm-start", is_flag=True,
               help="fit every point from scratch (no seeding along the regularisation path)")
-@click.option("--seed", type=int, default=0, show_default=True, help="random seed of the folds")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="random seed of the folds")
 @click.option("--zero-based", is_flag=True, help="feature indices start at 0 (default: 1)")
 @click.option("--labels", "labels_file", default=None, metavar="FILE",
               help="labels in FILE, one per line; TRAIN then has features only")
@@ -224,110 +279,126 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
     resolve_jobs(n_jobs)
     if algo.positive_unlabeled:  # before reading: the rule needs no data
         _check_metric(ctx, metric, algo, 2, validation_file is not None)
-    log = setup_logging(PROG, quiet, verbose)
-    if not verbose:  # per-point lines, not the solvers' own progress
-        import logging
+    if process.stdout_closed():
+        raise DataError("-", "cannot write the results: standard output is closed")
+    inputs = {"TRAIN": train, "VALIDATION": validation_file, "--labels": labels_file,
+              "--unlabeled": unlabeled_file}
+    with Outputs(inputs) as outputs:
+        out = outputs.add(out_model, "--out model")
+        resume = None
+        if resume_file is not None:
+            outputs.check_distinct(resume_file, "--resume file")
+            resume = ResumeFile(resume_file)
+        log = setup_logging(PROG, quiet, verbose)
+        if not verbose:  # per-point lines, not the solvers' own progress
+            import logging
 
-        logging.getLogger("ssl.solver").setLevel(logging.WARNING)
+            logging.getLogger("ssl.solver").setLevel(logging.WARNING)
 
-    data, labeled, _ = load_training(train, algo, zero_based, labels_file, unlabeled_file,
-                                     negatives_as_unlabeled, log)
-    n_lab = int(labeled.sum())
-    classes = class_labels(data.y)
-    validation = None
-    if validation_file is not None:
-        vclasses = classes if not algo.positive_unlabeled else [-1, 1]
-        validation = _read_validation(validation_file, zero_based, data.X.shape[1], vclasses)
-    n_classes = len(classes) if not algo.positive_unlabeled else 2
-    metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
-    if validation is None:
-        smallest = min(int(np.sum(data.y == c)) for c in classes)
-        if folds > n_lab:
-            raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
-                            f"(found {n_lab})")
-        if smallest < folds:
-            log.warning("a class has %d labeled rows, fewer than the %d folds: some folds "
-                        "hold none of it out", smallest, folds)
+        data, labeled, _ = load_training(train, algo, zero_based, labels_file, unlabeled_file,
+                                         negatives_as_unlabeled, log)
+        n_lab = int(labeled.sum())
+        classes = class_labels(data.y)
+        validation = None
+        if validation_file is not None:
+            vclasses = classes if not algo.positive_unlabeled else [-1, 1]
+            validation = _read_validation(validation_file, zero_based, data.X.shape[1], vclasses)
+        n_classes = len(classes) if not algo.positive_unlabeled else 2
+        metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
+        if validation is None:
+            smallest = min(int(np.sum(data.y == c)) for c in classes)
+            if folds > n_lab:
+                raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
+                                f"(found {n_lab})")
+            if smallest < folds:
+                log.warning("a class has %d labeled rows, fewer than the %d folds: some folds "
+                            "hold none of it out", smallest, folds)
 
-    problem = make_problem(algo.name, data.X, data.y, data.cost, params, run, folds, seed,
-                           validation)
-    warm = not no_warm_start and algo.warm_path in dict(grid.axes)
-    groups = grid.groups(algo.warm_path if warm else None)
-    points = grid.points()
-    keys = [point_key(p) for p in points]
+        problem = make_problem(algo.name, data.X, data.y, data.cost, params, run, folds, seed,
+                               validation)
+        warm = not no_warm_start and algo.warm_path in dict(grid.axes)
+        groups = grid.groups(algo.warm_path if warm else None)
+        points = grid.points()
+        keys = [point_key(p) for p in points]
 
-    resume = ResumeFile(resume_file, problem.fingerprint(), metric) if resume_file else None
-    scores: dict[int, float] = {}
-    if resume is not None:
-        for k, key in enumerate(keys):
-            if key in resume.done:
-                line, value = resume.done[key]
-                scores[k] = value
-                click.echo(line)
-        sys.stdout.flush()
-        log.info("resuming from %s: %d of %d points done", resume_file, len(scores), len(keys))
-    todo = [[k for k in g if k not in scores] for g in groups]
-    todo = [g for g in todo if g]
-    n_todo = sum(len(g) for g in todo)
-    n_folds = problem.n_folds
-    fixed_text = " ".join(f"{k}={_fmt(v)}" for k, v in params.items()
-                          if k not in dict(grid.axes))
-    runner = Runner(n_jobs, cluster, scatter=[problem]) if n_todo else None
-    log.info("%s: %d points%s, %s, metric %s%s; fixed %s", algo.name, grid.size,
-             f" × {n_folds} folds" if validation is None else " (validation file)",
-             runner.describe() if runner else "nothing to run", metric,
-             f", warm starts along {algo.warm_path}" if warm else "", fixed_text)
-
-    progress = Progress(n_todo, "points", enabled=not quiet)
-    pending: dict[int, list] = {}
-    truth = [held_out_labels(problem, f) for f in range(n_folds)]
-    t0 = time.perf_counter()
-    try:
-        if runner is not None:
-            tasks = ((problem, [(k, points[k]) for k in g], f, warm,
-                      runner.threads_per_worker) for g in todo for f in range(n_folds))
-            for results in runner.run(run_group, tasks):
-                for r in results:
-                    pending.setdefault(r.point, []).append(r)
-                    if len(pending[r.point]) < n_folds:
-                        continue
-                    res = sorted(pending.pop(r.point), key=lambda q: q.fold)
-                    secs = sum(q.seconds for q in res)
-                    bad = [q for q in res if q.error is not None]
-                    if bad:
-                        q = bad[0]
-                        where = f"fold {q.fold + 1} of {n_folds}, " if validation is None else ""
-                        line = (f"{keys[r.point]} failed ({where}{q.attempts} attempts): "
-                                f"{q.error}")
-                    else:
-                        value = score(metric, np.concatenate([truth[q.fold] for q in res]), res)
-                        scores[r.point] = value
-                        line = _result_line(keys[r.point], metric, value, secs)
-                    progress.message(line)
-                    if resume is not None:
-                        resume.add(line)
-                    progress.update(1, f"{len(scores)}/{len(keys)} points")
-    finally:
-        progress.clear()
-        if runner is not None:
-            runner.close()
         if resume is not None:
-            resume.close()
-    log.info("grid done in %.2f s", time.perf_counter() - t0)
-    ok = [k for k in range(len(points)) if k in scores and not math.isnan(scores[k])]
-    if not ok:
-        raise DataError(train, "every grid point failed; see the lines above")
-    best = max(ok, key=lambda k: (scores[k], -k))
-    click.echo(f"best {keys[best]} {metric}={scores[best]:.6g}")
-    sys.stdout.flush()
-    if out_model is not None:
-        tb = time.perf_counter()
-        m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
-        from formats.model_file import write_model
+            resume.open(problem.fingerprint(), metric)
+        scores: dict[int, float] = {}
+        if resume is not None:
+            for k, key in enumerate(keys):
+                if key in resume.done:
+                    line, value = resume.done[key]
+                    scores[k] = value
+                    click.echo(line)
+            sys.stdout.flush()
+            log.info("resuming from %s: %d of %d points done", resume_file, len(scores), len(keys))
+        todo = [[k for k in g if k not in scores] for g in groups]
+        todo = [g for g in todo if g]
+        n_todo = sum(len(g) for g in todo)
+        n_folds = problem.n_folds
+        fixed_text = " ".join(f"{k}={_fmt(v)}" for k, v in params.items()
+                              if k not in dict(grid.axes))
+        runner = (Runner(n_jobs, cluster, scatter=[problem], tasks=len(todo) * n_folds)
+                  if n_todo else None)
+        log.info("%s: %d points%s, %s, metric %s%s; fixed %s", algo.name, grid.size,
+                 f" × {n_folds} folds" if validation is None else " (validation file)",
+                 runner.describe() if runner else "nothing to run", metric,
+                 f", warm starts along {algo.warm_path}" if warm else "", fixed_text)
 
-        write_model(m, out_model)
-        log.info("trained %s with %s on all %d rows in %.2f s; model written to %s", algo.name,
-                 keys[best], data.n_rows, time.perf_counter() - tb, out_model)
+        progress = Progress(n_todo, "points", enabled=not quiet)
+        pending: dict[int, list] = {}
+        truth = [held_out_labels(problem, f) for f in range(n_folds)]
+        t0 = time.perf_counter()
+        try:
+            if runner is not None:
+                tasks = ((problem, [(k, points[k]) for k in g], f, warm,
+                          runner.threads_per_worker) for g in todo for f in range(n_folds))
+                for results in runner.run(run_group, tasks):
+                    for r in results:
+                        pending.setdefault(r.point, []).append(r)
+                        if len(pending[r.point]) < n_folds:
+                            continue
+                        res = sorted(pending.pop(r.point), key=lambda q: q.fold)
+                        secs = sum(q.seconds for q in res)
+                        bad = [q for q in res if q.error is not None]
+                        if bad:
+                            q = bad[0]
+                            where = (f"fold {q.fold + 1} of {n_folds}, "
+                                     if validation is None else "")
+                            line = (f"{keys[r.point]} failed ({where}{q.attempts} attempts): "
+                                    f"{q.error}")
+                        else:
+                            value = score(metric, np.concatenate([truth[q.fold] for q in res]), res)
+                            scores[r.point] = value
+                            line = _result_line(keys[r.point], metric, value, secs)
+                        progress.message(line)
+                        if resume is not None:
+                            resume.add(line)
+                        progress.update(1, f"{len(scores)}/{len(keys)} points")
+        except MemoryLimitError as e:
+            raise DataError(train, f"{algo.name} (a fold) {e}") from None
+        finally:
+            progress.clear()
+            if runner is not None:
+                runner.close()
+            if resume is not None:
+                resume.close()
+        log.info("grid done in %.2f s", time.perf_counter() - t0)
+        ok = [k for k in range(len(points)) if k in scores and not math.isnan(scores[k])]
+        if not ok:
+            raise DataError(train, "every grid point failed; see the lines above")
+        best = max(ok, key=lambda k: (scores[k], -k))
+        click.echo(f"best {keys[best]} {metric}={scores[best]:.6g}")
+        sys.stdout.flush()
+        if out_model is not None:
+            tb = time.perf_counter()
+            m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
+            from formats.model_file import model_to_text
+
+            out.write(model_to_text(m))
+            outputs.commit()
+            log.info("trained %s with %s on all %d rows in %.2f s; model written to %s", algo.name,
+                     keys[best], data.n_rows, time.perf_counter() - tb, out_model)
 
 
 for _opt in _param_options():
@@ -336,7 +407,7 @@ for _opt in _param_options():
 
 def main(argv=None):
     """Console entry point."""
-    return _tune.main(args=argv, prog_name=PROG)
+    return process.run(_tune, PROG, argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,196 @@
+"""The process around a command: standard descriptors, signals, and the one-line error.
+
+:func:`run` is what the console scripts call. It makes the contract hold for every command:
+
+- a closed standard input, output or error (``<&-``, ``>&-``) is noted and its descriptor
+  taken by ``/dev/null``, so no file the run opens can become fd 0-2 by accident; reading
+  ``-`` or writing to ``-`` then fails with one line;
+- SIGINT (from the first import on, see ``ssl_cli/__init__``) and SIGTERM (from the start of
+  the command's own code) end the run with one line, the temporary files removed, status
+  130 / 143;
+- click's usage errors keep click's layout (usage, hint, ``Error: ...``) and status 2; every
+  message is made safe for a terminal (:func:`safe_text`);
+- standard output is flushed inside the run, so a full disk or a closed pipe there is reported
+  like any other write error, never as a traceback at exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import warnings
+
+owned = False  # True in a console-script process (not when a test calls a command in-process)
+sigint_ignored = False  # the parent started us with SIGINT ignored (set in ssl_cli/__init__)
+closed_std: set[int] = set()
+
+MAX_MESSAGE = 400  # characters of an error line; the middle of a longer one is cut
+
+
+class Terminated(BaseException):
+    """SIGTERM, handled as an interrupt (clean-up), reported as ``terminated`` with 143.
+    Not a KeyboardInterrupt: click would turn that into its own Abort."""
+
+
+def safe_text(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` as one printable line: control characters escaped (``\\x1b``, ``\\n``) so that
+    bytes quoted from an input cannot drive the terminal; cut in the middle past ``limit``."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if o < 0x20 or o == 0x7F or 0x80 <= o < 0xA0:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(ch)
+    s = "".join(out)
+    if len(s) > limit:
+        keep = (limit - 5) // 2
+        s = f"{s[:keep]} ... {s[-keep:]}"
+    return s
+
+
+def early_interrupt(signum, frame):  # noqa: ARG001 -- signal handler signature
+    """SIGINT while the program is still importing: nothing to clean up yet."""
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "ssl"
+    os.write(2, f"{prog}: interrupted\n".encode())
+    os._exit(130)
+
+
+def _terminate(signum, frame):  # noqa: ARG001
+    raise Terminated()
+
+
+def _guard_std_fds() -> None:
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed_std.add(fd)
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if 1 in closed_std:
+        sys.stdout = None
+    if 2 in closed_std:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 -- lives as long as the process
+
+
+def install_handlers() -> None:
+    """From the start of a command's own code: SIGINT raises KeyboardInterrupt and SIGTERM
+    :class:`Terminated`, so that the run cleans up its temporary files. (Before it, while
+    click parses the options, there is nothing to clean: the early handler just exits.)"""
+    if not owned:
+        return
+    if not sigint_ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, _terminate)
+
+
+@contextlib.contextmanager
+def deferred_signals():
+    """Hold SIGINT and SIGTERM (blocked, not lost) while numba and the solvers load and
+    numba's thread pool starts: an exception raised asynchronously inside that start-up can
+    leave the native thread pool half made, and the process then crashes instead of exiting
+    cleanly. The held signal is delivered when the block ends, a moment later. Threads started
+    inside the block keep both blocked, so signals always reach the main thread."""
+    if not owned:
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def stdout_closed() -> bool:
+    return sys.stdout is None or 1 in closed_std
+
+
+def run(command, prog: str, argv=None) -> int:
+    """Run the click ``command`` as the program ``prog``; returns the exit status."""
+    import click
+
+    global owned
+    owned = True
+    _guard_std_fds()
+    # overflow and invalid-value warnings: the solvers and the prediction path check their
+    # numbers and say so in one line; numpy's own warnings (here and in worker processes)
+    # would only add lines of source code to stderr
+    warnings.filterwarnings("ignore", category=RuntimeWarning)
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
+    try:
+        try:
+            status = command.main(args=argv, prog_name=prog, standalone_mode=False)
+            status = status if isinstance(status, int) else 0
+        except click.exceptions.Exit as e:
+            status = e.exit_code
+        except SystemExit as e:  # user_errors' one-line exits
+            status = e.code if isinstance(e.code, int) else 1
+        except click.exceptions.Abort:  # click's own Ctrl-C while prompting
+            _say(prog, "interrupted")
+            status = 130
+        except click.ClickException as e:
+            e.message = safe_text(e.message)
+            if isinstance(e, click.BadParameter) and e.param_hint is not None:
+                e.param_hint = safe_text(str(e.param_hint))
+            try:
+                e.show()
+            except OSError:
+                pass
+            status = e.exit_code
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except Terminated:
+        report_once(prog, "terminated")
+        status = 143
+    except KeyboardInterrupt:
+        report_once(prog, "interrupted")
+        status = 130
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        status = 1  # the reader went away (`| head`): stop quietly
+    except OSError as e:  # standard output: a full disk, an I/O error
+        _stdout_to_devnull()
+        _say(prog, f"error: -: cannot write: {e.strerror or e}")
+        status = 1
+    # from here on the outcome is decided: an interrupt or SIGTERM during the interpreter's
+    # shutdown no longer changes the exit status. (Ignored process-wide: a mask would cover
+    # this thread only, and the shutdown puts Python-level handlers back to the default.)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return status
+
+
+_reported = False
+
+
+def report_once(prog: str, text: str) -> None:
+    """Say ``prog: interrupted`` (or terminated) once per process, and from then on ignore
+    further interrupts: the run is already ending and cleaning up."""
+    global _reported
+    if owned:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _reported:
+        _reported = True
+        _say(prog, text)
+
+
+def _say(prog: str, text: str) -> None:
+    try:
+        sys.stderr.write(f"{prog}: {text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _stdout_to_devnull() -> None:
+    """What is left in stdout's buffer after a failed write must not raise again at
+    interpreter exit (the failure was reported, or the reader is gone)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
