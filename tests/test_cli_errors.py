@@ -30,8 +30,8 @@ DATA_ERRORS = [
     ("+1 1:1\n-1 2:inf\n", ":2: value of feature 2 is not a finite number ('2:inf')"),
     ("+1 1:1\n-1 2:1e999\n", ":2: value of feature 2 is not a finite number ('2:1e999')"),
     ("nan 1:1\n", ":1: label 'nan' is not a finite number"),
-    ("+1 1:1\n0.5 1:2\n", ":2: label 0.5 is not an integer class label"),
-    ("+1 cost:-1 1:1\n", ":1: malformed cost 'cost:-1' (expected cost:<non-negative number>)"),
+    ("+1 1:1\n0.5 1:2\n", ":2: label '0.5' is not an integer class label"),
+    ("+1 cost:-1 1:1\n", ":1: malformed cost 'cost:-1' (expected cost:<number>, from 0 to 1e+50)"),
     ("", ": no data rows (the file is empty or has only comments)"),
     ("# only a comment\n\n", ": no data rows (the file is empty or has only comments)"),
     ("0 1:1\n0 2:1\n", ": no labeled rows (every label is 0)"),
@@ -122,11 +122,11 @@ USAGE = [
     (["-A", "7"], "Error: Invalid value for '-A': '7' is not one of 0, 1, 2, 3 (0 = rls, 1 = svm, "
                   "2 = tsvm, 3 = da)"),
     (["-A", "0", "-a", "svm"], "Error: -A 0 means -a rls, but -a svm was given"),
-    (["-W", "-1"], "Error: -W/--lambda must be in (0, inf) (got -1)"),
+    (["-W", "-1"], "Error: -W/--lambda must be in (0, 1e+15] (got -1)"),
     (["-W", "abc"], "Error: -W/--lambda must be a number (got 'abc')"),
-    (["-Cp", "0"], "Error: -Cp/--cost-positive must be in (0, inf) (got 0)"),
+    (["-Cp", "0"], "Error: -Cp/--cost-positive must be in (0, 1e+15] (got 0)"),
     (["--max-iter", "2.5"], "Error: --max-iter must be an integer (got '2.5')"),
-    (["-e", "1"], "Error: -e/--epsilon must be in (0, 1) (got 1)"),
+    (["-e", "1"], "Error: -e/--epsilon must be in [1e-12, 1) (got 1)"),
     (["-v", "1"], "Error: Invalid value for '-v': needs at least 2 folds (got 1)"),
     (["--bogus"], "Error: No such option"),  # click's wording after this varies by version
 ]

@@ -56,7 +56,7 @@ def test_kernel_expansion_round_trip(tmp):
                             (KernelSpec("linear"), 1, [1, -1])):
         if 0 in labels:
             labels = [7, 5, 9]
-        m = Model("test-kernel", labels, 9,
+        m = Model("lapsvm", labels, 9,
                   KernelExpansion(spec, rows, rng.normal(size=(12, k)), rng.normal(size=k)),
                   params={"gamma_a": 1e-6, "neighbors": 6, "laplacian": "normalized"},
                   stats={"objective": [0.1] * k, "iterations": [3] * k})

@@ -15,6 +15,7 @@ from sklearn.datasets import load_svmlight_file
 
 from formats.errors import DataError
 from formats.svmlight import iter_chunks, read_dataset, write_dataset
+from formats.textparse import VALUE_MAX
 
 REAL_FILES = [
     ("bench", "pcmac-svmlin", "train.svm"),
@@ -138,7 +139,7 @@ def test_svmlin_example_layout_equals_combined_file(tmp):
 rows = st.lists(
     st.tuples(
         st.sampled_from([-1, 1, 0, 3]),
-        st.dictionaries(st.integers(0, 40), st.floats(allow_nan=False, allow_infinity=False,
+        st.dictionaries(st.integers(0, 40), st.floats(-VALUE_MAX, VALUE_MAX,
                                                       width=64).filter(lambda v: v != 0),
                         max_size=8)),
     min_size=1, max_size=30)

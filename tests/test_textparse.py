@@ -52,7 +52,7 @@ def _both(block: bytes, has_label=True, zero_based=False, col_limit=-1):
     py = textparse.parse_buffer(block, has_label, zero_based, col_limit)
     buf = np.frombuffer(block, dtype=np.uint8)
     nb = _parse.parse_buffer(buf, len(block), has_label, zero_based, col_limit,
-                             block.count(b"\n") + 1, block.count(b":") + 1)
+                             block.count(b"\n") + 1, block.count(b":") + 1, _parse.C_LOCALE)
     return py, nb
 
 

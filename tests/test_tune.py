@@ -94,7 +94,7 @@ USAGE = [
      "a range is START:STOP:xFACTOR (geometric) or START:STOP:+STEP (arithmetic)"),
     (["-G", "nosuch=1,2"], "-G nosuch=1,2: unknown parameter 'nosuch' for -a svm (valid: "
      "lambda, cost_positive, cost_negative, epsilon, bias, max_iter)"),
-    (["-G", "lambda=-1,1"], "-G lambda=-1,1: -W/--lambda must be in (0, inf) (got -1)"),
+    (["-G", "lambda=-1,1"], "-G lambda=-1,1: -W/--lambda must be in (0, 1e+15] (got -1)"),
     (["-G", "lambda=1e-1:1e-4:x10"], "-G lambda=1e-1:1e-4:x10: the range '1e-1:1e-4:x10' goes "
      "down (STOP < START)"),
     (["-G", "lambda=0:1:x10"], "-G lambda=0:1:x10: a geometric range needs START > 0 and "

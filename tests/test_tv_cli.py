@@ -141,7 +141,7 @@ def test_cli_tv_usage_errors(tmp):
     assert r.returncode == 2
     assert "option --tv-gamma is not used by -a svm (it is used by: tvrls, tvsvm)" in r.stderr
     r = run("ssl-train", "-a", "tvrls", "--eta", "0", train, tmp / "m")
-    assert r.returncode == 2 and "--eta must be in (0, inf) (got 0)" in r.stderr
+    assert r.returncode == 2 and "--eta must be in (0, 1e+15] (got 0)" in r.stderr
     r = run("ssl-train", "-a", "cheeger-rls", "--mu", "2", train, tmp / "m")
     assert r.returncode == 2 and "option --mu is not used by -a cheeger-rls" in r.stderr
     r = run("ssl-train", "-a", "tvsvm", "--max-memory", "1K", train, tmp / "m")
