@@ -126,6 +126,11 @@ def _token(block: bytes, err) -> str:
     return block[int(err[2]): int(err[3])].decode("utf-8", "replace")
 
 
+def _label_out_of_range(tok: str) -> str:
+    return (f"label '{tok}' is out of range (class labels are integers from -{P.LABEL_MAX} to "
+            f"{P.LABEL_MAX})")
+
+
 def _message(code: int, block: bytes, err, zero_based: bool) -> str:
     tok = _token(block, err)
     one = 0 if zero_based else 1
@@ -139,8 +144,7 @@ def _message(code: int, block: bytes, err, zero_based: bool) -> str:
     if code == P.E_LABEL_NOT_INTEGER:
         return f"label '{tok}' is not an integer class label"
     if code == P.E_LABEL_RANGE:
-        return (f"label '{tok}' is out of range (class labels are integers from "
-                f"-{P.LABEL_MAX} to {P.LABEL_MAX})")
+        return _label_out_of_range(tok)
     if code == P.E_VALUE_LARGE:
         return (f"value of feature {int(err[4]) + one} is too large ('{tok}'; at most "
                 f"{P.VALUE_MAX:g} in magnitude: rescale the feature)")
@@ -238,9 +242,7 @@ class _LabelsFile:
                 raise DataError(self.path, f"label '{text}' is not an integer class label",
                                 line=self.line_no)
             if abs(v) > P.LABEL_MAX:
-                raise DataError(self.path, f"label '{text}' is out of range (class labels are "
-                                f"integers from -{P.LABEL_MAX} to {P.LABEL_MAX})",
-                                line=self.line_no)
+                raise DataError(self.path, _label_out_of_range(text), line=self.line_no)
             out[i] = v
             i += 1
         return out

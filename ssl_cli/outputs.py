@@ -61,6 +61,30 @@ def file_id(path: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
+def resolve(path: str, what: str) -> tuple[str, os.stat_result | None]:
+    """(the file to write for ``path``, its stat or None if it does not exist): a symlink
+    (chain) resolves to its target, so that the link itself survives the write."""
+    if not path or path.endswith(os.sep):
+        raise DataError(path or "''", f"cannot write {what}: not a file name")
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        return target, os.stat(target)
+    except FileNotFoundError:
+        return target, None
+    except OSError as e:
+        raise DataError(path, f"cannot write {what}: {_why(e)}") from None
+
+
+def writable_folder(path: str, target: str, what: str) -> str:
+    """The folder a new ``target`` goes in, checked to exist and be writable."""
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        raise DataError(path, f"cannot write {what}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise DataError(path, f"cannot write {what}: permission denied")
+    return folder
+
+
 class Output:
     """One output: a temporary file renamed at commit, or a stream written in place."""
 
@@ -72,8 +96,6 @@ class Output:
         self.stream = False
         self.append = False
         self.target = path
-        if not path or path.endswith(os.sep):
-            raise DataError(path or "''", f"cannot write {what}: not a file name")
         if path == "-":
             if process.stdout_closed():
                 raise DataError("-", f"cannot write {what}: standard output is closed")
@@ -85,14 +107,7 @@ class Output:
             self.stream = True
             self.append = True
             return
-        # a symlink (chain) is written at its target, so the link itself survives
-        self.target = os.path.realpath(path) if os.path.islink(path) else path
-        try:
-            st = os.stat(self.target)
-        except FileNotFoundError:
-            st = None
-        except OSError as e:
-            raise DataError(path, f"cannot write {what}: {_why(e)}") from None
+        self.target, st = resolve(path, what)
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise DataError(path, f"cannot write {what}: it is a folder")
         if st is not None and not stat.S_ISREG(st.st_mode):
@@ -102,9 +117,7 @@ class Output:
             return
         if st is not None and not os.access(self.target, os.W_OK):
             raise DataError(path, f"cannot write {what}: permission denied")
-        folder = os.path.dirname(os.path.abspath(self.target))
-        if not os.path.isdir(folder):
-            raise DataError(path, f"cannot write {what}: folder {folder} does not exist")
+        folder = writable_folder(path, self.target, what)
         try:
             fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
         except OSError as e:

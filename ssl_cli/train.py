@@ -241,7 +241,7 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
         log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
         data = stack_unlabeled(data, extra)
     if algo.linear_model:
-        _check_width(train, data, len(set(data.y.tolist()) - {0.0}))
+        _check_width(train, data, np.unique(data.y[data.y != 0]).size)
     if algo.positive_unlabeled:
         _check_pu_labels(train, data, negatives_as_unlabeled, log)
     labeled = data.y != 0

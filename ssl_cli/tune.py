@@ -11,7 +11,6 @@ import math
 import os
 import stat
 import sys
-import tempfile
 import time
 
 import click
@@ -25,7 +24,7 @@ from solvers.tuning import METRICS, held_out_labels, make_problem, point_key, ru
 from ssl_cli import process
 from ssl_cli.common import CONTEXT, setup_logging, user_errors
 from ssl_cli.grid import parse_grid
-from ssl_cli.outputs import Outputs, mode_for
+from ssl_cli.outputs import Output, Outputs, resolve, writable_folder
 from ssl_cli.parallel import Progress, Runner, resolve_jobs
 from ssl_cli.train import (
     _choose_algorithm,
@@ -97,23 +96,12 @@ class ResumeFile:
     def __init__(self, path: str):
         """Check ``path`` before any work: a resume file or a new file in a writable folder."""
         self.path = path
-        if not path or path.endswith(os.sep):
-            raise DataError(path or "''", "cannot use as --resume file: not a file name")
-        self.target = os.path.realpath(path) if os.path.islink(path) else path
+        self.name = os.path.join(os.curdir, path) if path == "-" else path  # a file named -
+        self.target, st = resolve(self.name, "--resume file")
         self.text = ""
         self.f = None
-        try:
-            st = os.stat(self.target)
-        except FileNotFoundError:
-            st = None
-        except OSError as e:
-            raise DataError(path, f"cannot use as --resume file: {e.strerror or e}") from None
         if st is None:
-            folder = os.path.dirname(os.path.abspath(self.target))
-            if not os.path.isdir(folder):
-                raise DataError(path, f"cannot write: folder {folder} does not exist")
-            if not os.access(folder, os.W_OK):
-                raise DataError(path, "cannot write: permission denied")
+            writable_folder(path, self.target, "--resume file")
             return
         if not stat.S_ISREG(st.st_mode):
             raise DataError(path, "--resume needs a regular file (a device, FIFO or folder "
@@ -151,23 +139,17 @@ class ResumeFile:
             parsed = _parse_result(line, metric)
             if parsed is not None:
                 self.done[parsed[0]] = (line.rstrip("\n"), parsed[1])
-        folder = os.path.dirname(os.path.abspath(self.target))
-        tmp = None
-        try:  # rewrite without a cut last line, then append
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-            os.fchmod(fd, mode_for(self.target))
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.writelines(lines)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.target)
-            tmp = None
+        out = Output(self.name, "--resume file")  # rewrite without a cut last line, then append
+        try:
+            out.write("".join(lines))
+            out.finish()
+            out.rename()
+        finally:
+            out.discard()
+        try:
             self.f = open(self.target, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as e:
             raise DataError(path, f"cannot write: {e.strerror or e}") from None
-        finally:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
 
     def add(self, line: str) -> None:
         try:
