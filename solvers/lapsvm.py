@@ -39,7 +39,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from solvers import graph as graph_mod
-from solvers import kernels
+from solvers import kernels, progress
 from solvers.errors import ProblemError
 from solvers.kernels import KernelSpec
 from solvers.models import KernelExpansion, Model
@@ -226,6 +226,8 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
     reason = "iteration limit"
     it = 0
     for it in range(1, max_iter + 1):
+        progress.beat(log, "iteration %d of at most %d (%.0f s)", it, max_iter,
+                      time.perf_counter() - t0)
         cE = np.where(E, c, 0.0)
         H = np.empty((nb, nb))
         _newton_matrix(L.indptr, L.indices, L.data, B, K, cE, gamma_i, gamma_a, H)
@@ -299,6 +301,8 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
         reason = "zero gradient at the start"
         max_iter = 0
     for it in range(1, max_iter + 1):
+        progress.beat(log, "iteration %d of at most %d (%.0f s)", it, max_iter,
+                      time.perf_counter() - t0)
         _, b = _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db, Kd)
         r_new, gb_new = precond_gradient()
         q_new = K @ r_new

@@ -354,6 +354,50 @@ def margins_agree_virtual(Yv, phys, o, act, eps):
     return True
 
 
+ROUNDING = 2.2e-16  # double precision's unit roundoff, twice (products and sums)
+
+
+@njit(cache=True)
+def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
+    """(||g||², ||z||², f²) at w for ``z = C_J(Y_J - o_J)`` and ``g = X̃_Jᵀz - λw``: g is the
+    (negated) gradient of the objective whose active rows are J, ``||g|| <= eps·||z||`` is
+    CGLS's test, and f estimates the part of ||g|| that rounding of the outputs and of the sums
+    alone produces (below it no iteration can verify a smaller gradient; errors of independent
+    terms are taken to grow with the square root of their number, not linearly).
+    o must equal X̃w on J."""
+    n = w.size
+    g = np.zeros(n)
+    e = np.zeros(n)
+    zs = 0.0
+    es = 0.0
+    zz = 0.0
+    wb = abs(bias * w[n - 1])
+    sq = np.sqrt(J.size + 1.0)  # rounding errors of independent terms add up like a random walk
+    for t in range(J.size):
+        i = J[t]
+        z = C[i] * (Y[i] - o[i])
+        zz += z * z
+        zs += z
+        a = wb + abs(Y[i])
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            a += abs(data[k] * w[U(indices[k])])
+        ea = C[i] * a * ROUNDING * np.sqrt(indptr[i + 1] - indptr[i] + 2.0)
+        es += ea
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            g[U(indices[k])] += data[k] * z
+            e[U(indices[k])] += abs(data[k]) * (ea + abs(z) * ROUNDING * sq)
+    g[n - 1] += bias * zs
+    e[n - 1] += abs(bias) * (es + ROUNDING * sq * np.sqrt(zz * J.size))
+    gg = 0.0
+    ff = 0.0
+    for k in range(n):
+        r = g[k] - lam * w[k]
+        gg += r * r
+        f = e[k] + ROUNDING * lam * abs(w[k])
+        ff += f * f
+    return gg, zz, ff
+
+
 @njit(cache=True)
 def margins_agree(Y, o, J, I, eps):
     """True when every row of J has Y·o <= 1 + eps and every row of I has Y·o >= 1 - eps."""

@@ -180,7 +180,7 @@ LAPLACIAN_DEGREE = Param("laplacian_degree", ("--laplacian-degree",), int, 1,
 # Declared here, in a module that imports no numerical library, so that the registry, the
 # options and --help are built without loading numpy, scipy or numba (start-up time).
 
-MFN_ITER_MAX = 50  # SVMlin: Newton steps of L2-SVM-MFN
+MFN_ITER_MAX = 1000  # Newton steps of L2-SVM-MFN (SVMlin: 50, too few on badly scaled data)
 CG_ITER_MAX = 10000  # SVMlin: CG iterations of one CGLS solve
 EARLY_STOPS = ("stability", "validation", "mixed", "none")
 

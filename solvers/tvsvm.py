@@ -29,6 +29,7 @@ from solvers.kernels import KernelSpec
 from solvers.models import KernelExpansion, Model
 from solvers.multiclass import class_labels
 from solvers.params import SOLVER_PARAMS
+from solvers.progress import beat
 
 log = logging.getLogger("ssl.solver.tv")
 
@@ -340,6 +341,7 @@ def tv_binary(st: TVSetup, yl: np.ndarray, loss: str = "rls", eta: float = 100.0
     it = 0
     alpha = np.zeros(n)
     for it in range(1, max_iter + 1):
+        beat(log, "outer iteration %d of at most %d", it, max_iter)
         alpha = st.solve(r1 * g - l1)
         f = st.kmul(alpha)
         if loss == "rls":
@@ -451,6 +453,7 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
     it = 0
     A = np.zeros((n, c))
     for it in range(1, max_iter + 1):
+        beat(log, "outer iteration %d of at most %d", it, max_iter)
         if loss == "rls":
             A = st.label_solve(labf, eta, eta * Y * lab[:, None] + r * G - Lm)
             F = st.kmul(A)
@@ -517,6 +520,7 @@ def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: 
     it = 0
     name = "cheeger-" + step
     for it in range(1, max_iter + 1):
+        beat(log, "outer iteration %d of at most %d", it, max_iter)
         E = st.edges.tv(f) / max(float(np.sum(np.abs(f - np.median(f)))), 1e-300)
         energy.append(E)
         e, _ = smooth(f + c * np.sign(f))
@@ -616,6 +620,7 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
+        beat(log, "outer iteration %d of at most %d", it, max_iter)
         T = np.empty((n, k_cls))
         E_all = 0.0
         tv_it = 0

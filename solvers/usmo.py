@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from solvers import kernels
+from solvers import kernels, progress
 from solvers.errors import ProblemError
 from solvers.kernels import KernelSpec
 from solvers.models import KernelExpansion, LinearFunctions, Model
@@ -480,6 +480,7 @@ def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
                                             stats)
         it_total += done
         obj = _dual(sig, g, h, c1, c2, spp)
+        progress.beat(log, "usmo: %d steps, violation %.3g (τ = %g)", it_total, viol, tau)
         hits = ""
         if w is None and stats.sum():
             hits = f", cache hit rate {100.0 * stats[0] / stats.sum():.1f} %"

@@ -10,6 +10,7 @@ import sys
 import click
 
 from formats.errors import DataError
+from solvers import progress
 from solvers.errors import ProblemError
 from ssl_cli import process
 from ssl_cli.process import Terminated, safe_text
@@ -82,6 +83,7 @@ def setup_logging(prog: str, quiet: bool, verbose: bool) -> logging.Logger:
         root.removeHandler(h)
     h = logging.StreamHandler(sys.stderr)
     h.setFormatter(StderrFormatter(prog))
+    h.addFilter(progress.Stamp())
     root.addHandler(h)
     root.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     root.propagate = False

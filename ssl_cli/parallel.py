@@ -210,7 +210,7 @@ class Progress:
         if self.tty:
             sys.stderr.write("\r" + self.text(label) + "\x1b[K")
             sys.stderr.flush()
-        elif now - self.last >= self.every or self.done >= self.total:
+        elif now - self.last >= self.every or self.done >= self.total * (1 - 1e-9):  # sums of 1/k
             sys.stderr.write(self.text(label) + "\n")
             sys.stderr.flush()
             self.last = now

@@ -288,13 +288,22 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         n_classes = len(classes) if not algo.positive_unlabeled else 2
         metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
         if validation is None:
-            smallest = min(int(np.sum(data.y == c)) for c in classes)
+            # before any fit: a class with fewer labeled rows than folds leaves some folds
+            # without it (with one row, a training part without it: every fit of that fold
+            # fails), so every grid point would be scored on a different problem
+            counts = {c: int(np.sum(data.y == c)) for c in classes}
+            c_min = min(counts, key=lambda c: (counts[c], c))
+            smallest = counts[c_min]
             if folds > n_lab:
                 raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
                                 f"(found {n_lab})")
             if smallest < folds:
-                log.warning("a class has %d labeled rows, fewer than the %d folds: some folds "
-                            "hold none of it out", smallest, folds)
+                hint = (f"use -v {smallest} or fewer" if smallest >= 2 else
+                        "label more rows of it")
+                raise click.UsageError(
+                    f"{click.format_filename(train)}: class {c_min} has {smallest} labeled "
+                    f"row{'s' if smallest != 1 else ''}, fewer than the {folds} folds "
+                    f"(-v {folds}): {hint}, or score on a VALIDATION file", ctx)
 
         problem = make_problem(algo.name, data.X, data.y, data.cost, params, run, folds, seed,
                                validation)
@@ -339,6 +348,9 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                     for r in results:
                         pending.setdefault(r.point, []).append(r)
                         if len(pending[r.point]) < n_folds:
+                            # each fit moves the bar: with only whole points counted, the ETA
+                            # of a grid of a few slow points jumped from minutes to done
+                            progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
                             continue
                         res = sorted(pending.pop(r.point), key=lambda q: q.fold)
                         secs = sum(q.seconds for q in res)
@@ -356,7 +368,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                         progress.message(line)
                         if resume is not None:
                             resume.add(line)
-                        progress.update(1, f"{len(scores)}/{len(keys)} points")
+                        progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
         except MemoryLimitError as e:
             raise DataError(train, f"{algo.name} (a fold) {e}") from None
         finally:

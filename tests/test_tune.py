@@ -134,6 +134,26 @@ def test_metric_rules(tmp):
     assert "Error: --metric auc is for two classes (3 found)" in r.stderr
 
 
+def test_folds_are_checked_before_any_fit(tmp):
+    """A class with fewer labeled rows than folds: a usage error naming it, before any fit."""
+    rows = ["1 1:1 2:0.5"] + [f"-1 1:{-1 - i} 2:{i % 3}" for i in range(9)] + ["0 1:0.3"] * 20
+    one = tmp / "one.svm"
+    one.write_text("\n".join(rows) + "\n")
+    r = run("ssl-tune", "-a", "tsvm", "-v", "5", "-G", "lambda=0.1,1", one, check=2)
+    assert r.stderr.rstrip().splitlines()[-1] == (
+        f"Error: {one}: class 1 has 1 labeled row, fewer than the 5 folds (-v 5): label more "
+        "rows of it, or score on a VALIDATION file")
+    assert "points" not in r.stderr and r.stdout == ""  # nothing was fitted
+    three = tmp / "three.svm"
+    three.write_text("\n".join(["1 1:1 2:0.5", "1 1:2 2:1", "1 1:1.5 2:0"] + rows[1:]) + "\n")
+    r = run("ssl-tune", "-a", "svm", "-v", "5", "-G", "lambda=0.1,1", three, check=2)
+    assert r.stderr.rstrip().splitlines()[-1] == (
+        f"Error: {three}: class 1 has 3 labeled rows, fewer than the 5 folds (-v 5): use -v 3 "
+        "or fewer, or score on a VALIDATION file")
+    r = run("ssl-tune", "-a", "svm", "-v", "3", "-G", "lambda=0.1,1", three, check=0)
+    assert best_line(r.stdout).startswith("best lambda=")
+
+
 def test_cluster_without_dask_says_how_to_install(monkeypatch):
     for mod in ("dask", "dask.distributed", "distributed"):
         monkeypatch.setitem(sys.modules, mod, None)  # import fails as if not installed
