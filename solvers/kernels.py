@@ -236,3 +236,32 @@ def gram(spec: KernelSpec, X, memory_limit: int | None = None, what: str = "kern
         iu = np.triu_indices(e - s, 1)
         diag[iu] = diag.T[iu]
     return K
+
+
+def rbf_width_check(X, gamma: float, rows: int = 256, seed: int = 0) -> tuple[str | None, float]:
+    """Whether ``exp(-γ||x - z||²)`` is degenerate on X, judged on a sample of ``rows`` rows:
+    "identity" when even each sampled row's nearest sampled neighbour has kernel value < 0.01
+    (median over rows), "constant" when even its farthest has > 0.99; else None. Also returns
+    the median-distance width ``1 / median ||x - z||²`` over the sampled pairs (the kernel is
+    e⁻¹ at the median distance), the width to suggest. Cost: rows² distances."""
+    m = X.shape[0]
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(m, rows, replace=False)) if m > rows else np.arange(m)
+    A = X[idx]
+    if A.shape[0] < 3:
+        return None, float("nan")
+    sq = sqnorms(A)
+    G = dot_block(A, A)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0)
+    off = ~np.eye(D.shape[0], dtype=bool)
+    d_off = D[off]
+    med = float(np.median(d_off[d_off > 0])) if np.any(d_off > 0) else 0.0
+    g_med = 1.0 / med if med > 0 else float("nan")
+    Dm = np.where(off, D, np.inf)
+    nearest = np.median(np.exp(-gamma * Dm.min(axis=1)))
+    farthest = np.median(np.exp(-gamma * np.where(off, D, -np.inf).max(axis=1)))
+    if nearest < 0.01:
+        return "identity", g_med
+    if farthest > 0.99:
+        return "constant", g_med
+    return None, g_med

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from solvers.params import SOLVER_PARAMS, Param
 
@@ -43,6 +43,9 @@ class Algorithm:
     # the model is a weight vector per function over all the features (its size grows with
     # the largest feature index, whatever the number of stored values)
     linear_model: bool = False
+    # the parameters that weigh regularisation or the unlabeled rows against the labeled
+    # loss: named when a fit predicts one class for every training row
+    balance: tuple[str, ...] = ()
 
     @property
     def fit(self) -> Callable:
@@ -121,6 +124,13 @@ ALGORITHMS: dict[str, Algorithm] = {
                   run_options=("max_memory",)),
     )
 }
+
+_BALANCE = {"rls": ("lambda",), "svm": ("lambda",), "tsvm": ("lambda", "lambda_u"),
+            "da": ("lambda", "lambda_u"), "lapsvm": ("gamma_i", "gamma_a"),
+            "laprls": ("gamma_i", "gamma_a"), "usmo": ("lambda",),
+            "tvrls": ("tv_gamma", "eta"), "tvsvm": ("tv_gamma", "mu"),
+            "cheeger-rls": ("cheeger_step",), "cheeger-svm": ("cheeger_step", "mu")}
+ALGORITHMS = {k: replace(a, balance=_BALANCE[k]) for k, a in ALGORITHMS.items()}
 
 
 def all_params() -> dict[str, list[tuple[Algorithm, Param]]]:

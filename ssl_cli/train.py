@@ -416,10 +416,12 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
         run["validation"] = _read_validation(run["validation"], zero_based, data.X.shape[1],
                                              classes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
+    _warn_setting(algo, params, data.X, log)
     try:
         m = algo.fit(data.X, data.y, data.cost, params, **run)
     except MemoryLimitError as e:  # name the file whose rows make the matrices that large
         raise DataError(train, f"{data.n_rows} rows: {algo.name} {e}") from None
+    _warn_one_class(algo, params, m, data.X, classes, log)
     if verbose:
         from solvers.runtime import describe_threads
 
@@ -441,6 +443,64 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,
              f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+
+
+def _flag(algo, name: str) -> str:
+    return algo.param(name).flags[-1]
+
+
+def _warn_setting(algo, params: dict, X, log) -> None:
+    """Settings that make the problem degenerate on these rows, said before the fit."""
+    if params.get("kernel") == "rbf":
+        from solvers.kernels import rbf_width_check
+
+        gamma = params["gamma"] if params.get("gamma") is not None else 1.0 / max(1, X.shape[1])
+        kind, g_med = rbf_width_check(X, gamma)
+        if kind is not None:
+            what = ("the identity (even nearest neighbours have kernel values < 0.01)"
+                    if kind == "identity" else
+                    "constant (even the farthest rows have kernel values > 0.99)")
+            log.warning("rbf width -g %s%s makes the kernel matrix essentially %s on these "
+                        "rows: try the median-distance width -g %.3g", _fmt(gamma),
+                        " (1/features, the default)" if params.get("gamma") is None else "",
+                        what, g_med)
+    if (algo.name in ("lapsvm", "laprls") and params.get("kernel") == "linear"
+            and not params.get("bias")):
+        log.warning("%s -t linear without a bias (-B 0, lapsvmp's default): f = Kα passes "
+                    "through the origin, which costs accuracy unless the features are centred; "
+                    "-B 1 adds an unregularised bias", algo.name)
+
+
+def _warn_one_class(algo, params: dict, m, X, classes: list, log) -> None:
+    """A fit that predicts one class for every training row although several are labeled."""
+    import numpy as np
+
+    if len(classes) < 2 or algo.positive_unlabeled:
+        return
+    if m.train_values is not None:
+        F = m.train_values
+    elif algo.linear_model:
+        F = m.decision_function(X)
+    else:
+        return
+    pred = np.unique(m.labels_from_values(F))
+    if pred.size != 1:
+        return
+    raised = []
+    for name in algo.balance:
+        v, d = params.get(name), algo.param(name).default
+        if isinstance(v, (int, float)) and isinstance(d, (int, float)) and d > 0 and v > 0:
+            raised.append((v / d, name, v, d))
+    values = ", ".join(f"{_flag(algo, n)} {_fmt(params.get(n))}" for n in algo.balance)
+    hint = ""
+    if raised:
+        ratio, name, v, d = max(raised)
+        if ratio > 1:
+            hint = (f"; {_flag(algo, name)} {_fmt(v)} is {ratio:.3g}× its default {_fmt(d)}, "
+                    f"try a smaller value")
+    log.warning("%s predicts class %s for all %d training rows although %d classes are "
+                "labeled: a degenerate fit, the labeled rows are outweighed (%s)%s",
+                algo.name, pred[0], F.shape[0], len(classes), values, hint)
 
 
 for _opt in _param_options():

@@ -27,7 +27,7 @@ def accuracy_line(stderr):
 def test_train_predict_binary_default_model_path(tmp):
     r = run("ssl-train", "-a", "svm", "-W", "0.001", PCMAC_TRAIN, cwd=tmp, check=0)
     assert "ignoring 450 unlabeled rows (label 0): svm trains on labeled rows only" in r.stderr
-    assert "svm: lambda=0.001 cost_positive=1 cost_negative=1 epsilon=1e-06 bias=1 max_iter=50" \
+    assert "svm: lambda=0.001 cost_positive=1 cost_negative=1 epsilon=1e-06 bias=1 max_iter=1000" \
         in r.stderr  # the effective parameters, defaults included, are printed
     model = tmp / "pcmac.train.model"
     assert model.exists()

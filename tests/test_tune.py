@@ -322,7 +322,7 @@ def test_progress_on_stderr():
     r = run("ssl-tune", "-a", "svm", "-G", "lambda=1,0.1", PCMAC, check=0)
     err = r.stderr.splitlines()
     assert "svm: 2 points × 5 folds, 1 process, metric accuracy, warm starts along lambda; " \
-           "fixed cost_positive=1 cost_negative=1 epsilon=1e-06 bias=1 max_iter=50" in err
+           "fixed cost_positive=1 cost_negative=1 epsilon=1e-06 bias=1 max_iter=1000" in err
     # not a terminal: a bar line at the first point, then at most every 10 s, and at the end
     bars = [x for x in err if x.startswith("[")]
     assert re.fullmatch(r"\[#{30}\] 2/2 points  [0-9.]+ s elapsed, ETA 0\.0 s", bars[-1]), bars

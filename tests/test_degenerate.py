@@ -1,0 +1,56 @@
+"""Warnings where a setting makes the problem degenerate (through the real ssl-train)."""
+
+import re
+
+from conftest import SAMPLES, run
+
+PCMAC = SAMPLES / "pcmac.train"
+
+
+def warnings(stderr: str) -> list[str]:
+    return [ln for ln in stderr.splitlines() if ln.startswith("ssl-train: warning: ")]
+
+
+def test_one_class_fit_names_the_dominant_parameter(tmp):
+    r = run("ssl-train", "-a", "lapsvm", "-t", "linear", "-B", "1", "--gamma-i", "100", PCMAC,
+            tmp / "m", check=0)
+    assert warnings(r.stderr) == [
+        "ssl-train: warning: lapsvm predicts class -1 for all 500 training rows although 2 "
+        "classes are labeled: a degenerate fit, the labeled rows are outweighed (--gamma-i 100, "
+        "--gamma-a 1e-06); --gamma-i 100 is 100× its default 1, try a smaller value"]
+    r = run("ssl-train", "-a", "lapsvm", "-t", "linear", "-B", "1", PCMAC, tmp / "m", check=0)
+    assert warnings(r.stderr) == []
+    # a linear model: the training values are computed from the weights
+    r = run("ssl-train", "-a", "svm", "-W", "1e6", PCMAC, tmp / "m", check=0)
+    (w,) = warnings(r.stderr)
+    assert re.fullmatch(r"ssl-train: warning: svm predicts class -?1 for all 50 training rows "
+                        r"although 2 classes are labeled: a degenerate fit, the labeled rows are "
+                        r"outweighed \(--lambda 1e\+06\); --lambda 1e\+06 is 1e\+06× its "
+                        r"default 1, try a smaller value", w), w
+    r = run("ssl-train", "-a", "svm", PCMAC, tmp / "m", check=0)
+    assert warnings(r.stderr) == []
+
+
+def test_rbf_width_that_makes_the_kernel_degenerate(tmp):
+    r = run("ssl-train", "-a", "lapsvm", PCMAC, tmp / "m", check=0)
+    (w,) = warnings(r.stderr)
+    m = re.fullmatch(r"ssl-train: warning: rbf width -g 0.000133191 \(1/features, the default\) "
+                     r"makes the kernel matrix essentially constant \(even the farthest rows have "
+                     r"kernel values > 0.99\) on these rows: try the median-distance width -g "
+                     r"(\S+)", w)
+    assert m, w
+    g_med = m.group(1)
+    r = run("ssl-train", "-a", "usmo", "--negatives-as-unlabeled", "-t", "rbf", "-g", "1000", PCMAC,
+            tmp / "m", check=0)
+    assert (f"rbf width -g 1000 makes the kernel matrix essentially the identity (even nearest "
+            f"neighbours have kernel values < 0.01) on these rows: try the median-distance width "
+            f"-g {g_med}") in r.stderr
+    r = run("ssl-train", "-a", "lapsvm", "-g", g_med, PCMAC, tmp / "m", check=0)
+    assert warnings(r.stderr) == []
+
+
+def test_linear_lapsvm_without_bias_is_said(tmp):
+    r = run("ssl-train", "-a", "laprls", "-t", "linear", PCMAC, tmp / "m", check=0)
+    assert ("laprls -t linear without a bias (-B 0, lapsvmp's default): f = Kα passes through "
+            "the origin, which costs accuracy unless the features are centred; -B 1 adds an "
+            "unregularised bias") in r.stderr
