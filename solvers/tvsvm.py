@@ -199,6 +199,41 @@ def setup(X, spec: KernelSpec, neighbors: int = 10, weights: str = "heat",
     return TVSetup(K, chol, edges, lam, r, X=X)
 
 
+DISAGREE_WARN = 0.05  # fraction of training rows on which -l and the model may differ (at
+# convergence they differ on 0-2 %, rows near the decision boundary)
+
+
+def _check_outputs(name: str, model: Model, F: np.ndarray, Fk: np.ndarray, unl: np.ndarray,
+                   res) -> None:
+    """Warn when the two outputs of a TV fit tell different stories.
+
+    The transductive values F (``-l``: the graph function g, or the simplex solution) and the
+    model's kernel function Fk = Kα (``ssl-predict``) are two variables of one splitting that
+    agree only once it has converged (f = g). Where a kernel cannot follow the graph function
+    (an rbf width that makes K nearly constant) the splitting never converges and the two
+    can give opposite classes on half the rows; that is said here with the figure, and so is a
+    collapse: one class for every unlabeled row, or a kernel function that is ~0."""
+    lab_g = model.labels_from_values(F)
+    lab_f = model.labels_from_values(Fk)
+    dis = float(np.mean(lab_g != lab_f))
+    if dis > DISAGREE_WARN:
+        gap = float(np.linalg.norm(Fk - F)) / max(float(np.linalg.norm(F)), 1e-300)
+        log.warning("%s: the transductive values (-l) and the model's kernel function "
+                    "(ssl-predict) give different classes on %.1f %% of the training rows "
+                    "(relative |f - g| %.3g%s): the splitting did not reach f = g; a kernel "
+                    "width that suits the data (-g) or more iterations (--max-iter) is needed "
+                    "before either output can be trusted", name, 100 * dis, gap,
+                    "" if res.converged else ", iteration limit")
+    if float(np.linalg.norm(Fk)) <= 1e-6 * float(np.linalg.norm(F)):
+        log.warning("%s: the kernel function has collapsed to ~0 on the training rows (|Kα| = "
+                    "%.3g): ssl-predict's classes are noise", name, float(np.linalg.norm(Fk)))
+    if unl.sum() >= 2:
+        classes = np.unique(lab_g[unl])
+        if classes.size == 1:
+            log.warning("%s: every unlabeled row is class %s in the transductive values (-l): "
+                        "the solution has collapsed", name, classes[0])
+
+
 def _level(it: int, last: bool) -> int:
     """Per-iteration progress: INFO for the first, every tenth and the last, else DEBUG
     (shown with --verbose)."""
@@ -794,6 +829,7 @@ def _fit_tv(name: str):
                        "kernel_gamma": [spec.gamma], "setup_time": [setup_time],
                        "train_time": [time.perf_counter() - t0]}
         model.train_values = F
+        _check_outputs(name, model, F, st.kmul(res.alpha.reshape(n, -1)), y == 0, res)
         return model
 
     return fit

@@ -195,7 +195,7 @@ class Progress:
 
     def text(self, label: str = "") -> str:
         el = time.perf_counter() - self.t0
-        frac = min(1.0, self.done / self.total)
+        frac = min(1.0, self.done / self.total + 1e-9)  # done is a sum of 1/k steps
         eta = el / frac * (1 - frac) if frac > 0 else float("nan")
         bar = "#" * int(frac * self.width)
         eta_text = "?" if math.isnan(eta) else _duration(eta)
