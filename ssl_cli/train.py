@@ -21,14 +21,15 @@ from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
 from ssl_cli import process
 from ssl_cli.common import CONTEXT, setup_logging, user_errors
 from ssl_cli.outputs import Outputs
+from ssl_cli.solver_options import (
+    SolverCommand,
+    complete_algorithm,
+    complete_file,
+    fmt,
+    param_options,
+)
 
 PROG = "ssl-train"
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "auto"
-    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _wrap(text: str) -> list[str]:
@@ -41,7 +42,7 @@ def _epilog() -> str:
         code = f" (-A {a.svmlin_code})" if a.svmlin_code is not None else ""
         lines.append(f"  {a.name}{code}: {a.summary}")
         lines.append("      options: " + " ".join(
-            f"{p.flags[0]} {_fmt(p.default)}" for p in a.params))
+            f"{p.flags[0]} {fmt(p.default)}" for p in a.params))
     lines += ["", "\b", "Examples:",
               "  ssl-train -a svm -W 0.001 train.svm             # writes train.svm.model",
               "  ssl-train -a rls -W 0.01 -Cp 2 train.svm my.model",
@@ -55,28 +56,6 @@ def _epilog() -> str:
               "", "\b", *_wrap(TV_OUT_OF_SAMPLE),
               "", "Exit status: 0 ok, 1 data or model error, 2 usage error."]
     return "\n".join(lines)
-
-
-def _param_options() -> list[click.Option]:
-    opts = []
-    for name, uses in all_params().items():
-        p = uses[0][1]
-        algos = ", ".join(a.name for a, _ in uses)
-        if len({(q.help, repr(q.default)) for _, q in uses}) == 1:
-            text = f"{p.help}. Range {p.range_text()}, default {_fmt(p.default)} [{algos}]"
-        elif len({q.range_text() for _, q in uses}) == 1:  # meanings or defaults differ
-            text = f"Range {p.range_text()}. " + "; ".join(
-                f"{a.name}: {q.help}, default {_fmt(q.default)}" for a, q in uses)
-        else:  # algorithms with the same meaning, range and default share one entry
-            groups: dict[tuple, list[str]] = {}
-            for a, q in uses:
-                groups.setdefault((q.help, q.range_text(), _fmt(q.default)), []).append(a.name)
-            text = "; ".join(f"{', '.join(names)}: {h}; {r}, default {d}"
-                             for (h, r, d), names in groups.items())
-        opts.append(click.Option(
-            [*p.flags, f"p_{name}"], default=None, metavar=p.metavar or p.type.__name__.upper(),
-            help=text))
-    return opts
 
 
 def _choose_algorithm(ctx, algorithm: str | None, svmlin: str | None):
@@ -297,12 +276,12 @@ def _say_if_compiling(algo, log) -> None:
                  "to a minute; later runs load them from the cache)", algo.name)
 
 
-@click.command(context_settings=CONTEXT, epilog=_epilog(),
+@click.command(cls=SolverCommand, context_settings=CONTEXT, epilog=_epilog(),
                help="Train a model on TRAIN (SVMlight format; label 0 = unlabeled) and write it "
                     "to MODEL (default: TRAIN's file name + '.model' in the current folder).")
-@click.argument("train", metavar="TRAIN")
-@click.argument("model", metavar="[MODEL]", required=False)
-@click.option("-a", "--algorithm", default=None, metavar="NAME",
+@click.argument("train", metavar="TRAIN", shell_complete=complete_file)
+@click.argument("model", metavar="[MODEL]", required=False, shell_complete=complete_file)
+@click.option("-a", "--algorithm", default=None, metavar="NAME", shell_complete=complete_algorithm,
               help=f"solver: {', '.join(ALGORITHMS)} [default: svm]")
 @click.option("-A", "svmlin_algorithm", default=None, metavar="N",
               help="SVMlin's algorithm number, an alias of -a: " + ", ".join(
@@ -396,7 +375,7 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
                                          keep_unlabeled=pred_out is not None)
     n_lab = int(labeled.sum())
     classes = class_labels(data.y)
-    log.info("%s: %s", algo.name, " ".join(f"{k}={_fmt(v)}" for k, v in params.items()))
+    log.info("%s: %s", algo.name, " ".join(f"{k}={fmt(v)}" for k, v in params.items()))
     log.info("%d labeled rows, classes %s%s", n_lab, " ".join(map(str, classes)),
              " (one-vs-rest)" if len(classes) > 2 else "")
 
@@ -461,7 +440,7 @@ def _warn_setting(algo, params: dict, X, log) -> None:
                     if kind == "identity" else
                     "constant (even the farthest rows have kernel values > 0.99)")
             log.warning("rbf width -g %s%s makes the kernel matrix essentially %s on these "
-                        "rows: try the median-distance width -g %.3g", _fmt(gamma),
+                        "rows: try the median-distance width -g %.3g", fmt(gamma),
                         " (1/features, the default)" if params.get("gamma") is None else "",
                         what, g_med)
     if (algo.name in ("lapsvm", "laprls") and params.get("kernel") == "linear"
@@ -491,19 +470,19 @@ def _warn_one_class(algo, params: dict, m, X, classes: list, log) -> None:
         v, d = params.get(name), algo.param(name).default
         if isinstance(v, (int, float)) and isinstance(d, (int, float)) and d > 0 and v > 0:
             raised.append((v / d, name, v, d))
-    values = ", ".join(f"{_flag(algo, n)} {_fmt(params.get(n))}" for n in algo.balance)
+    values = ", ".join(f"{_flag(algo, n)} {fmt(params.get(n))}" for n in algo.balance)
     hint = ""
     if raised:
         ratio, name, v, d = max(raised)
         if ratio > 1:
-            hint = (f"; {_flag(algo, name)} {_fmt(v)} is {ratio:.3g}× its default {_fmt(d)}, "
+            hint = (f"; {_flag(algo, name)} {fmt(v)} is {ratio:.3g}× its default {fmt(d)}, "
                     f"try a smaller value")
     log.warning("%s predicts class %s for all %d training rows although %d classes are "
                 "labeled: a degenerate fit, the labeled rows are outweighed (%s)%s",
                 algo.name, pred[0], F.shape[0], len(classes), values, hint)
 
 
-for _opt in _param_options():
+for _opt in param_options():
     _train.params.append(_opt)
 
 

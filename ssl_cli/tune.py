@@ -26,10 +26,15 @@ from ssl_cli.common import CONTEXT, setup_logging, user_errors
 from ssl_cli.grid import parse_grid
 from ssl_cli.outputs import Output, Outputs, resolve, writable_folder
 from ssl_cli.parallel import Progress, Runner, resolve_jobs
+from ssl_cli.solver_options import (
+    SolverCommand,
+    complete_algorithm,
+    complete_file,
+    fmt,
+    param_options,
+)
 from ssl_cli.train import (
     _choose_algorithm,
-    _fmt,
-    _param_options,
     _read_validation,
     _run_options,
     _solver_params,
@@ -190,14 +195,15 @@ def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
     return f"{key} {metric}={value:.6g} time={seconds:.3g}"
 
 
-@click.command(context_settings=CONTEXT, epilog=EPILOG,
+@click.command(cls=SolverCommand, context_settings=CONTEXT, epilog=EPILOG,
                help="Cross-validated grid search over the parameters of one algorithm on TRAIN "
                     "(SVMlight format; label 0 = unlabeled, kept in every training fold); with "
                     "VALIDATION (labeled rows) each point trains on all of TRAIN and is scored "
                     "there instead.")
-@click.argument("train", metavar="TRAIN")
-@click.argument("validation_file", metavar="[VALIDATION]", required=False)
-@click.option("-a", "--algorithm", default=None, metavar="NAME",
+@click.argument("train", metavar="TRAIN", shell_complete=complete_file)
+@click.argument("validation_file", metavar="[VALIDATION]", required=False,
+                shell_complete=complete_file)
+@click.option("-a", "--algorithm", default=None, metavar="NAME", shell_complete=complete_algorithm,
               help=f"solver: {', '.join(ALGORITHMS)} [default: svm]")
 @click.option("-A", "svmlin_algorithm", default=None, metavar="N",
               help="SVMlin's algorithm number, an alias of -a: " + ", ".join(
@@ -327,7 +333,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         todo = [g for g in todo if g]
         n_todo = sum(len(g) for g in todo)
         n_folds = problem.n_folds
-        fixed_text = " ".join(f"{k}={_fmt(v)}" for k, v in params.items()
+        fixed_text = " ".join(f"{k}={fmt(v)}" for k, v in params.items()
                               if k not in dict(grid.axes))
         runner = (Runner(n_jobs, cluster, scatter=[problem], tasks=len(todo) * n_folds)
                   if n_todo else None)
@@ -395,7 +401,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                      keys[best], data.n_rows, time.perf_counter() - tb, out_model)
 
 
-for _opt in _param_options():
+for _opt in param_options():
     _tune.params.append(_opt)
 
 

@@ -1,0 +1,56 @@
+"""Help per solver, grouped option texts, and shell completion (through the real commands)."""
+
+import re
+
+import pytest
+from conftest import run
+
+
+def flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.parametrize("prog", ["ssl-train", "ssl-tune"])
+def test_help_for_one_solver_shows_its_options_only(prog):
+    full = run(prog, "-h", check=0).stdout
+    r = run(prog, "-a", "tsvm", "-h", check=0)
+    own = r.stdout
+    assert "tsvm options:" in own and len(own.splitlines()) < len(full.splitlines()) / 2
+    text = flat(own)
+    for opt in ("-U, --lambda-u FLOAT", "-S, --max-switch INT", "-R, --positive-fraction FLOAT",
+                "-W, --lambda FLOAT", "--max-iter INT"):
+        assert opt in text, opt
+    assert "maximum number of Newton steps per retraining. Range [1, 1000000], default 1000" \
+        in text
+    for other in ("--gamma-i", "--tv-gamma", "--validation", "--max-memory", "--prior"):
+        assert other not in text, other
+    assert "tsvm (SVMlin's -A 2): transductive L2-SVM with multiple label switching" in text
+    assert run(prog, "-A", "2", "-h", check=0).stdout == own  # SVMlin's number works too
+    assert run(prog, "--algorithm=tsvm", "--help", check=0).stdout == own
+    lap = flat(run(prog, "-alapsvm", "-h", check=0).stdout)
+    assert "lapsvm options:" in lap and "--gamma-i FLOAT" in lap and "-U, --lambda-u" not in lap
+
+
+@pytest.mark.parametrize("prog", ["ssl-train", "ssl-tune"])
+def test_all_solver_help_says_each_text_once(prog):
+    text = flat(run(prog, "-h", check=0).stdout)
+    assert text.count("the objective is λ/2·||w||² + loss (SVMlin's -W)") == 1
+    assert ("rls, svm, tsvm, da: regularisation λ: the objective is λ/2·||w||² + loss "
+            "(SVMlin's -W); range (0, 1e+15], default 1;") in text
+    # one meaning, defaults that differ by solver: said once, the defaults grouped by value
+    assert ("number of nearest neighbours of each row in the graph (Euclidean). Range [1, "
+            "2147483647], default 6 (lapsvm, laprls), 10 (tvrls, tvsvm, cheeger-rls, "
+            "cheeger-svm)") in text.replace("cheeger- ", "cheeger-")
+
+
+def test_shell_completion():
+    r = run("ssl-train", env={"_SSL_TRAIN_COMPLETE": "bash_source"}, check=0)
+    assert "_ssl_train_completion()" in r.stdout and "complete " in r.stdout
+    r = run("ssl-train", env={"_SSL_TRAIN_COMPLETE": "bash_complete",
+                              "COMP_WORDS": "ssl-train -a t", "COMP_CWORD": "2"}, check=0)
+    assert r.stdout.split() == ["plain,tsvm", "plain,tvrls", "plain,tvsvm"]
+    r = run("ssl-tune", env={"_SSL_TUNE_COMPLETE": "bash_complete",
+                             "COMP_WORDS": "ssl-tune --lambda-", "COMP_CWORD": "1"}, check=0)
+    assert r.stdout.split() == ["plain,--lambda-u"]
+    r = run("ssl-predict", env={"_SSL_PREDICT_COMPLETE": "zsh_source"}, check=0)
+    assert "#compdef ssl-predict" in r.stdout
