@@ -83,7 +83,8 @@ PROG = "ssl-predict"
 EPILOG = """\b
 Output: one line per input row, in input order: the predicted label; with --values the label
 then the decision value (binary) or one value per label in the model's 'labels' order
-(one-vs-rest). With labeled input (label != 0), 'Accuracy = x% (c/t)' goes to stderr.
+(one-vs-rest). With labeled input (label != 0; any label when the model has a class 0),
+'Accuracy = x% (c/t)' goes to stderr.
 
 \b
 Parallel: -j N predicts N pieces of the input at once in local processes, --cluster on a
@@ -138,6 +139,7 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
     with Outputs({"TEST": test, "MODEL": model_path, "--labels": labels_file}) as outputs:
         out = outputs.add("-" if output is None else output, "predictions")
         model = read_model(model_path)
+        zero_class = 0 in model.labels
         lab = _LabelsFile(labels_file) if labels_file is not None else None
         stream = open_input(test)
         size = _input_size(test)
@@ -168,7 +170,8 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
                 if lab is not None and n:
                     y = lab.take(n, test)
                 out.write(text)
-                labeled = y != 0
+                # label 0 is "unlabeled", unless the model has a class 0 (--unlabeled-label)
+                labeled = y != 0 if not zero_class else np.ones(y.size, dtype=bool)
                 if labeled.any():
                     correct += int(np.sum(pred[labeled] == y[labeled]))
                     total += int(labeled.sum())

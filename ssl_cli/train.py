@@ -16,6 +16,7 @@ import time
 import click
 
 from formats.errors import DataError
+from formats.textparse import LABEL_MAX
 from solvers.params import TV_OUT_OF_SAMPLE
 from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
 from ssl_cli import process
@@ -196,13 +197,41 @@ def _check_width(path, data, n_classes) -> None:
                     "(half the RAM); renumber the features densely", int(data.lines[row]))
 
 
+def relabel(path, data, unlabeled_label: int) -> dict[int, int]:
+    """--unlabeled-label V: rows labeled V become unlabeled (0 inside the program, the
+    solvers' convention), and rows labeled 0, then a real class, take the smallest positive
+    integer no row uses. Returns {internal code: real label} for :func:`restore_labels`
+    (empty when V = 0, the default)."""
+    import numpy as np
+
+    if unlabeled_label == 0:
+        return {}
+    y = data.y
+    zero = y == 0
+    codes = {}
+    if zero.any():
+        used = set(np.unique(y).astype(int).tolist())
+        code = next(c for c in range(1, len(used) + 2) if c not in used)
+        codes[code] = 0
+        y[zero] = code
+    y[y == unlabeled_label] = 0.0
+    return codes
+
+
+def restore_labels(model, codes: dict[int, int]) -> None:
+    """The model's class labels back from the internal codes of :func:`relabel`."""
+    if codes:
+        model.labels = [codes.get(int(v), int(v)) for v in model.labels]
+
+
 def load_training(train, algo, zero_based, labels_file, unlabeled_file, negatives_as_unlabeled,
-                  log, keep_unlabeled=False):
+                  log, keep_unlabeled=False, unlabeled_label=0):
     """Read TRAIN (+ --unlabeled rows) for ``algo`` and check its labels.
 
     Returns (data, labeled mask of the rows read, their unlabeled rows' X if
-    ``keep_unlabeled``). Unlabeled rows are dropped (and that said) for solvers that do not
-    use them; a single class is an error except for positive-unlabeled solvers.
+    ``keep_unlabeled``, the label codes of :func:`relabel`). Unlabeled rows are dropped (and
+    that said) for solvers that do not use them; a single class is an error except for
+    positive-unlabeled solvers.
     """
     with process.deferred_signals():
         import numpy as np
@@ -215,6 +244,15 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
     data = read_dataset(train, zero_based=zero_based, labels=labels_file)
     log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
              data.X.shape[1], data.X.nnz, time.perf_counter() - t0)
+    if algo.positive_unlabeled and unlabeled_label != 0 and np.any(data.y == 0):
+        first = int(data.lines[np.flatnonzero(data.y == 0)[0]])
+        raise DataError(labels_file or train, f"label 0: positive-unlabeled learning takes +1 "
+                        f"(labeled positive) and {unlabeled_label} (unlabeled, "
+                        f"--unlabeled-label)", first)
+    codes = relabel(train, data, unlabeled_label)
+    if unlabeled_label != 0:
+        log.info("label %d marks the unlabeled rows (%d rows)%s", unlabeled_label,
+                 int(np.sum(data.y == 0)), "; label 0 is a class" if codes else "")
     if unlabeled_file is not None:
         extra = read_dataset(unlabeled_file, zero_based=zero_based)
         log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
@@ -226,32 +264,40 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
     labeled = data.y != 0
     n_lab = int(labeled.sum())
     if n_lab == 0:
-        raise DataError(train, "no labeled rows (every label is 0)")
+        raise DataError(train, f"no labeled rows (every label is {unlabeled_label})")
     X_unl = data.X[~labeled] if keep_unlabeled else None
     if not algo.uses_unlabeled and n_lab < data.n_rows:
-        log.info("ignoring %d unlabeled rows (label 0): %s trains on labeled rows only",
-                 data.n_rows - n_lab, algo.name)
+        log.info("ignoring %d unlabeled rows (label %d): %s trains on labeled rows only",
+                 data.n_rows - n_lab, unlabeled_label, algo.name)
         data = data.subset(np.flatnonzero(labeled))
     classes = class_labels(data.y)
     if len(classes) < 2 and not algo.positive_unlabeled:
-        raise DataError(train, f"only one class ({classes[0]}) among the labeled rows; "
-                        f"{algo.name} needs two; for positive-unlabeled data use -a usmo")
-    return data, labeled, X_unl
+        raise DataError(train, f"only one class ({codes.get(classes[0], classes[0])}) among "
+                        f"the labeled rows; {algo.name} needs two; for positive-unlabeled data "
+                        f"use -a usmo")
+    return data, labeled, X_unl, codes
 
 
-def _read_validation(path, zero_based, n_features, classes):
+def _read_validation(path, zero_based, n_features, classes, unlabeled_label=0, codes=None):
+    """Labeled validation rows, their labels in the internal codes of :func:`relabel`."""
     import numpy as np
 
     from formats.svmlight import read_dataset
 
     data = read_dataset(path, zero_based=zero_based, n_features=n_features)
-    if np.any(data.y == 0):
-        line = int(data.lines[np.flatnonzero(data.y == 0)[0]])
-        raise DataError(path, "validation rows must be labeled (label 0 found)", line)
+    unl = data.y == unlabeled_label
+    if np.any(unl):
+        line = int(data.lines[np.flatnonzero(unl)[0]])
+        raise DataError(path, f"validation rows must be labeled (label {unlabeled_label} "
+                        "found)", line)
+    real = {code: v for code, v in (codes or {}).items()}
+    for code, v in real.items():
+        data.y[data.y == v] = code
     unknown = sorted(set(np.unique(data.y).astype(int)) - set(classes))
     if unknown:
-        raise DataError(path, f"validation label {unknown[0]} is not a class of the training "
-                        f"data ({' '.join(map(str, classes))})")
+        raise DataError(path, f"validation label {real.get(unknown[0], unknown[0])} is not a "
+                        f"class of the training data "
+                        f"({' '.join(str(real.get(c, c)) for c in classes)})")
     return data.X, data.y
 
 
@@ -302,6 +348,10 @@ def _say_if_compiling(algo, log) -> None:
 @click.option("--unlabeled", "unlabeled_file", default=None, metavar="FILE",
               help="more training rows from FILE, all treated as unlabeled (their labels are "
                    "ignored)")
+@click.option("--unlabeled-label", type=click.IntRange(-LABEL_MAX, LABEL_MAX), default=0,
+              metavar="V", show_default=True,
+              help="the label that marks unlabeled rows; with V != 0, label 0 is a class like "
+                   "any other (digits) and the model predicts it")
 @click.option("-l", "--transductive", "transductive_file", default=None, metavar="FILE",
               help="write predictions for the unlabeled training rows (TRAIN's, then "
                    "--unlabeled's, in file order) to FILE, as ssl-predict does (SVMlight's -l)")
@@ -320,8 +370,8 @@ def _say_if_compiling(algo, log) -> None:
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
-           labels_file, unlabeled_file, transductive_file, values, validation_file,
-           negatives_as_unlabeled, max_memory, quiet, verbose, **kwargs):
+           labels_file, unlabeled_file, unlabeled_label, transductive_file, values,
+           validation_file, negatives_as_unlabeled, max_memory, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
@@ -357,12 +407,12 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         pred_out = outputs.add(transductive_file, "-l predictions")
         _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
                    unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
-                   log, outputs, model_out, pred_out, model, transductive_file)
+                   log, outputs, model_out, pred_out, model, transductive_file, unlabeled_label)
 
 
 def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,
                validation_file, negatives_as_unlabeled, values, verbose, log, outputs,
-               model_out, pred_out, model, transductive_file):
+               model_out, pred_out, model, transductive_file, unlabeled_label):
     from formats.model_file import model_to_text
     from formats.predictions import format_lines
     from solvers.crossval import cross_validate
@@ -370,13 +420,14 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     from solvers.multiclass import class_labels
 
     t0 = time.perf_counter()
-    data, labeled, X_unl = load_training(train, algo, zero_based, labels_file, unlabeled_file,
-                                         negatives_as_unlabeled, log,
-                                         keep_unlabeled=pred_out is not None)
+    data, labeled, X_unl, codes = load_training(
+        train, algo, zero_based, labels_file, unlabeled_file, negatives_as_unlabeled, log,
+        keep_unlabeled=pred_out is not None, unlabeled_label=unlabeled_label)
     n_lab = int(labeled.sum())
     classes = class_labels(data.y)
     log.info("%s: %s", algo.name, " ".join(f"{k}={fmt(v)}" for k, v in params.items()))
-    log.info("%d labeled rows, classes %s%s", n_lab, " ".join(map(str, classes)),
+    log.info("%d labeled rows, classes %s%s", n_lab,
+             " ".join(str(codes.get(c, c)) for c in classes),
              " (one-vs-rest)" if len(classes) > 2 else "")
 
     if folds is not None:
@@ -393,13 +444,14 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
 
     if "validation" in run:
         run["validation"] = _read_validation(run["validation"], zero_based, data.X.shape[1],
-                                             classes)
+                                             classes, unlabeled_label, codes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
     _warn_setting(algo, params, data.X, log)
     try:
         m = algo.fit(data.X, data.y, data.cost, params, **run)
     except MemoryLimitError as e:  # name the file whose rows make the matrices that large
         raise DataError(train, f"{data.n_rows} rows: {algo.name} {e}") from None
+    restore_labels(m, codes)
     _warn_one_class(algo, params, m, data.X, classes, log)
     if verbose:
         from solvers.runtime import describe_threads

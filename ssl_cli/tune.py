@@ -17,6 +17,7 @@ import click
 import numpy as np
 
 from formats.errors import DataError
+from formats.textparse import LABEL_MAX
 from solvers.errors import MemoryLimitError
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, by_svmlin_code
@@ -39,6 +40,7 @@ from ssl_cli.train import (
     _run_options,
     _solver_params,
     load_training,
+    restore_labels,
 )
 
 PROG = "ssl-tune"
@@ -233,6 +235,9 @@ def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
               help="labels in FILE, one per line; TRAIN then has features only")
 @click.option("--unlabeled", "unlabeled_file", default=None, metavar="FILE",
               help="more training rows from FILE, all treated as unlabeled")
+@click.option("--unlabeled-label", type=click.IntRange(-LABEL_MAX, LABEL_MAX), default=0,
+              metavar="V", show_default=True,
+              help="the label that marks unlabeled rows; with V != 0, label 0 is a class")
 @click.option("--negatives-as-unlabeled", is_flag=True,
               help="treat rows labeled -1 as unlabeled [usmo]")
 @click.option("--max-memory", default=None, metavar="SIZE",
@@ -243,8 +248,8 @@ def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
 @user_errors(PROG)
 def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds, metric,
           n_jobs, cluster, resume_file, out_model, no_warm_start, seed, zero_based,
-          labels_file, unlabeled_file, negatives_as_unlabeled, max_memory, quiet, verbose,
-          **kwargs):
+          labels_file, unlabeled_file, unlabeled_label, negatives_as_unlabeled, max_memory, quiet,
+          verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
@@ -283,14 +288,16 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
 
             logging.getLogger("ssl.solver").setLevel(logging.WARNING)
 
-        data, labeled, _ = load_training(train, algo, zero_based, labels_file, unlabeled_file,
-                                         negatives_as_unlabeled, log)
+        data, labeled, _, codes = load_training(train, algo, zero_based, labels_file,
+                                                unlabeled_file, negatives_as_unlabeled, log,
+                                                unlabeled_label=unlabeled_label)
         n_lab = int(labeled.sum())
         classes = class_labels(data.y)
         validation = None
         if validation_file is not None:
             vclasses = classes if not algo.positive_unlabeled else [-1, 1]
-            validation = _read_validation(validation_file, zero_based, data.X.shape[1], vclasses)
+            validation = _read_validation(validation_file, zero_based, data.X.shape[1], vclasses,
+                                          unlabeled_label, codes)
         n_classes = len(classes) if not algo.positive_unlabeled else 2
         metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
         if validation is None:
@@ -307,7 +314,8 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                 hint = (f"use -v {smallest} or fewer" if smallest >= 2 else
                         "label more rows of it")
                 raise click.UsageError(
-                    f"{click.format_filename(train)}: class {c_min} has {smallest} labeled "
+                    f"{click.format_filename(train)}: class {codes.get(c_min, c_min)} has "
+                    f"{smallest} labeled "
                     f"row{'s' if smallest != 1 else ''}, fewer than the {folds} folds "
                     f"(-v {folds}): {hint}, or score on a VALIDATION file", ctx)
 
@@ -393,6 +401,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         if out_model is not None:
             tb = time.perf_counter()
             m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
+            restore_labels(m, codes)
             from formats.model_file import model_to_text
 
             out.write(model_to_text(m))

@@ -160,3 +160,53 @@ def test_svm_matches_svmlin_accuracy_on_bench_splits(tmp, split):
     r = run("ssl-predict", shared("bench", split, "test.svm"), tmp / "m", tmp / "p", check=0)
     acc, _, _ = accuracy_line(r.stderr)
     assert abs(acc - SVMLIN_SVM[split]) <= 0.15, acc
+
+
+def _digits_012(tmp, n_labeled=60):
+    """USPS digits 0, 1, 2: a training file whose unlabeled rows carry -1 (label 0 is the
+    digit), and a test file with the true digits."""
+    import gzip
+    import random
+
+    rows = [ln for ln in gzip.open(shared("datasets", "usps", "usps.gz"), "rt")
+            if ln.split()[0] in ("0", "+1", "2")]
+    random.Random(0).shuffle(rows)
+    train = [(str(int(ln.split(" ", 1)[0])) if i < n_labeled else "-1") + " "
+             + ln.split(" ", 1)[1] for i, ln in enumerate(rows[:900])]
+    test = [str(int(ln.split(" ", 1)[0])) + " " + ln.split(" ", 1)[1] for ln in rows[900:1300]]
+    (tmp / "d.svm").write_text("".join(train))
+    (tmp / "d.test").write_text("".join(test))
+    return tmp / "d.svm", tmp / "d.test"
+
+
+def test_unlabeled_label_makes_zero_a_class(tmp):
+    train, test = _digits_012(tmp)
+    r = run("ssl-train", "-a", "lapsvm", "-g", "0.03125", "--unlabeled-label", "-1", train,
+            tmp / "m", "-l", tmp / "l", check=0)
+    assert "label -1 marks the unlabeled rows (840 rows); label 0 is a class" in r.stderr
+    m = read_model(str(tmp / "m"))
+    assert sorted(m.labels) == [0, 1, 2]
+    assert set((tmp / "l").read_text().split()) == {"0", "1", "2"}
+    p = run("ssl-predict", test, tmp / "m", tmp / "p", check=0)
+    acc = re.search(r"Accuracy = ([0-9.]+)% \((\d+)/(\d+)\)", p.stderr)
+    assert acc and acc.group(3) == "400" and float(acc.group(1)) > 95  # class 0 rows counted
+    assert "0" in (tmp / "p").read_text().split()
+    # without the option, -1 would be a class and 0 the unlabeled rows: a different problem
+    r = run("ssl-train", "-a", "svm", train, tmp / "m2", check=0)
+    assert read_model(str(tmp / "m2")).labels != m.labels
+    r = run("ssl-train", "-a", "svm", "-v", "3", "--unlabeled-label", "-1", train, check=0)
+    assert re.fullmatch(r"Cross Validation Accuracy = [0-9.]+%\n", r.stdout)
+    r = run("ssl-tune", "-a", "svm", "-v", "3", "-G", "lambda=1,0.1", "--unlabeled-label", "-1",
+            "--out", tmp / "best", train, check=0)
+    assert sorted(read_model(str(tmp / "best")).labels) == [0, 1, 2]
+    # a validation file in the same convention: its rows must carry a class
+    (tmp / "v.svm").write_text("-1 1:0.5\n")
+    r = run("ssl-train", "-a", "lapsvm", "--early-stop", "validation", "--validation",
+            tmp / "v.svm", "--unlabeled-label", "-1", train, tmp / "m3", check=1)
+    assert f"{tmp / 'v.svm'}:1: validation rows must be labeled (label -1 found)" in r.stderr
+    (tmp / "pu.svm").write_text("1 1:1\n0 1:2\n5 1:3\n")
+    r = run("ssl-train", "-a", "usmo", "--unlabeled-label", "5", tmp / "pu.svm", tmp / "m4",
+            check=1)
+    assert r.stderr.rstrip().endswith(
+        "pu.svm:2: label 0: positive-unlabeled learning takes +1 (labeled positive) and 5 "
+        "(unlabeled, --unlabeled-label)")
