@@ -10,12 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 
-def format_lines(model, F: np.ndarray, values: bool) -> str:
-    """Prediction lines for decision values F (rows x functions), ``\\n``-terminated."""
+def format_lines(model, F: np.ndarray, values: bool, comments: list[str] | None = None) -> str:
+    """Prediction lines for decision values F (rows x functions), ``\\n``-terminated; with
+    ``comments``, each row's input comment follows as `` # comment`` (none if it had none)."""
     labels = model.labels_from_values(F).tolist()
     if not values:
-        return "".join(f"{v}\n" for v in labels)
-    if F.shape[1] == 1:
-        return "".join(f"{v} {f!r}\n" for v, f in zip(labels, F[:, 0].tolist()))
-    return "".join(f"{v} " + " ".join(map(repr, row)) + "\n"
-                   for v, row in zip(labels, F.tolist()))
+        heads = [str(v) for v in labels]
+    elif F.shape[1] == 1:
+        heads = [f"{v} {f!r}" for v, f in zip(labels, F[:, 0].tolist())]
+    else:
+        heads = [f"{v} " + " ".join(map(repr, row)) for v, row in zip(labels, F.tolist())]
+    if comments is None:
+        return "".join(h + "\n" for h in heads)
+    return "".join(f"{h} # {c}\n" if c else h + "\n" for h, c in zip(heads, comments))

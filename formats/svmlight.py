@@ -376,3 +376,32 @@ def atomic_write_bytes(path: str, payload: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def comment_of(raw: bytes) -> str:
+    """The comment of one data line: the text after its first ``#``, stripped ('' if none)."""
+    at = raw.find(b"#")
+    return "" if at < 0 else raw[at + 1:].strip().decode("utf-8", errors="replace")
+
+
+def block_comments(block: bytes, first_line: int, lines: np.ndarray) -> list[str]:
+    """The comment of each row of a block from :func:`iter_line_blocks` (``lines``: the rows'
+    file line numbers, as :func:`parse_block` gives them)."""
+    raw = block.split(b"\n")
+    return [comment_of(raw[int(n) - first_line]) for n in lines]
+
+
+def file_comments(path: str, lines) -> list[str]:
+    """The comment of each given line (file line numbers, ascending) of a data file, read
+    again (plain, gzip or bzip2; not standard input)."""
+    wanted = iter(int(n) for n in lines)
+    out = []
+    nxt = next(wanted, None)
+    with open_input(path) as f:
+        for number, raw in enumerate(f, start=1):
+            while nxt == number:
+                out.append(comment_of(raw.rstrip(b"\r\n")))
+                nxt = next(wanted, None)
+            if nxt is None:
+                break
+    return out

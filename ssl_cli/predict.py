@@ -46,7 +46,7 @@ def blas_threads() -> int | None:
 
 def predict_block(model_source, block: bytes, first_line: int, name: str, has_label: bool,
                   zero_based: bool, values: bool, threads: int | None = None,
-                  blas: int | None = None):
+                  blas: int | None = None, keep_comments: bool = False):
     """(prediction lines, labels of the rows, predicted labels, rows) for whole input lines.
 
     The one code path of sequential and parallel prediction, so their outputs are identical.
@@ -57,7 +57,7 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
     """
     from formats.errors import DataError
     from formats.predictions import format_lines
-    from formats.svmlight import parse_block
+    from formats.svmlight import block_comments, parse_block
     from solvers.errors import NonFiniteError
 
     runtime.limit_threads(threads)
@@ -76,7 +76,9 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
                 F = model.decision_function(part.X)
     except NonFiniteError as e:
         raise DataError(name, str(e), line=int(part.lines[e.row])) from None
-    return format_lines(model, F, values), part.y, model.labels_from_values(F), part.n_rows
+    comments = block_comments(block, first_line, part.lines) if keep_comments else None
+    return (format_lines(model, F, values, comments), part.y, model.labels_from_values(F),
+            part.n_rows)
 
 PROG = "ssl-predict"
 
@@ -109,6 +111,9 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
 @click.argument("model_path", metavar="MODEL")
 @click.argument("output", metavar="[OUTPUT|-]", required=False)
 @click.option("--values", is_flag=True, help="also write the decision value(s)")
+@click.option("--keep-comments", is_flag=True,
+              help="end each output line with its input row's comment ('# id'), so predictions "
+                   "join back to records without counting lines")
 @click.option("--zero-based", is_flag=True, help="feature indices start at 0 (default: 1)")
 @click.option("--labels", "labels_file", default=None, metavar="FILE",
               help="true labels in FILE, one per line; TEST then has features only (SVMlin's "
@@ -123,8 +128,8 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
                    "'ssl-svm[cluster]')")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the accuracy or progress")
 @user_errors(PROG)
-def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb, n_jobs,
-             cluster, quiet):
+def _predict(test, model_path, output, values, keep_comments, zero_based, labels_file, chunk_mb,
+             n_jobs, cluster, quiet):
     if cluster is not None and n_jobs != 1:
         raise click.UsageError("-j is for local processes; the cluster's workers set the "
                                "parallelism of --cluster")
@@ -150,7 +155,8 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
         try:
             blocks = iter_line_blocks(stream, test, chunk_mb << 20)
             if n_jobs == 1 and cluster is None:
-                results = (predict_block(model, b, first, test, lab is None, zero_based, values)
+                results = (predict_block(model, b, first, test, lab is None, zero_based, values,
+                                         keep_comments=keep_comments)
                            + (len(b),) for b, first in blocks)
             else:
                 pieces = -(-size // (chunk_mb << 20)) if size is not None else None
@@ -163,7 +169,8 @@ def _predict(test, model_path, output, values, zero_based, labels_file, chunk_mb
                 log.debug("predicting with %s", runner.describe())
                 blas = blas_threads()
                 results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
-                                               values, runner.threads_per_worker, blas)
+                                               values, runner.threads_per_worker, blas,
+                                               keep_comments)
                                               for b, first in blocks),
                                      window=WINDOW_PER_WORKER * runner.workers)
             for text, y, pred, n, nbytes in results:

@@ -228,10 +228,10 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
                   log, keep_unlabeled=False, unlabeled_label=0):
     """Read TRAIN (+ --unlabeled rows) for ``algo`` and check its labels.
 
-    Returns (data, labeled mask of the rows read, their unlabeled rows' X if
-    ``keep_unlabeled``, the label codes of :func:`relabel`). Unlabeled rows are dropped (and
-    that said) for solvers that do not use them; a single class is an error except for
-    positive-unlabeled solvers.
+    Returns (data, labeled mask of the rows read, their unlabeled rows' X and (file, line)
+    origins if ``keep_unlabeled``, the label codes of :func:`relabel`). Unlabeled rows are
+    dropped (and that said) for solvers that do not use them; a single class is an error
+    except for positive-unlabeled solvers.
     """
     with process.deferred_signals():
         import numpy as np
@@ -253,6 +253,7 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
     if unlabeled_label != 0:
         log.info("label %d marks the unlabeled rows (%d rows)%s", unlabeled_label,
                  int(np.sum(data.y == 0)), "; label 0 is a class" if codes else "")
+    n_train = data.n_rows
     if unlabeled_file is not None:
         extra = read_dataset(unlabeled_file, zero_based=zero_based)
         log.info("read %s: %d more rows, all treated as unlabeled", unlabeled_file, extra.n_rows)
@@ -265,7 +266,11 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
     n_lab = int(labeled.sum())
     if n_lab == 0:
         raise DataError(train, f"no labeled rows (every label is {unlabeled_label})")
-    X_unl = data.X[~labeled] if keep_unlabeled else None
+    X_unl = None
+    if keep_unlabeled:  # their rows, and where they came from (file, line) for comments
+        unl = np.flatnonzero(~labeled)
+        X_unl = (data.X[unl], [(train if i < n_train else unlabeled_file, int(data.lines[i]))
+                               for i in unl])
     if not algo.uses_unlabeled and n_lab < data.n_rows:
         log.info("ignoring %d unlabeled rows (label %d): %s trains on labeled rows only",
                  data.n_rows - n_lab, unlabeled_label, algo.name)
@@ -356,6 +361,9 @@ def _say_if_compiling(algo, log) -> None:
               help="write predictions for the unlabeled training rows (TRAIN's, then "
                    "--unlabeled's, in file order) to FILE, as ssl-predict does (SVMlight's -l)")
 @click.option("--values", is_flag=True, help="with -l: also write the decision value(s)")
+@click.option("--keep-comments", is_flag=True,
+              help="with -l: end each line with its row's comment ('# id') from TRAIN or "
+                   "--unlabeled (files, not stdin: they are read again)")
 @click.option("--validation", "validation_file", default=None, metavar="FILE",
               help="labeled validation rows for early stopping (--early-stop validation or "
                    "mixed) [lapsvm, laprls]")
@@ -371,7 +379,8 @@ def _say_if_compiling(algo, log) -> None:
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
            labels_file, unlabeled_file, unlabeled_label, transductive_file, values,
-           validation_file, negatives_as_unlabeled, max_memory, quiet, verbose, **kwargs):
+           keep_comments, validation_file, negatives_as_unlabeled, max_memory, quiet, verbose,
+           **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
@@ -397,6 +406,11 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         raise click.UsageError("-v trains no final model, so -l has nothing to write", ctx)
     if values and transductive_file is None:
         raise click.UsageError("--values goes with -l FILE", ctx)
+    if keep_comments and transductive_file is None:
+        raise click.UsageError("--keep-comments goes with -l FILE", ctx)
+    if keep_comments and "-" in (train, unlabeled_file):
+        raise click.UsageError("--keep-comments reads the rows' comments again, so TRAIN and "
+                               "--unlabeled must be files, not stdin", ctx)
     if folds is not None and process.stdout_closed():
         raise DataError("-", "cannot write the cross-validation accuracy: standard output "
                         "is closed")
@@ -407,12 +421,13 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         pred_out = outputs.add(transductive_file, "-l predictions")
         _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
                    unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
-                   log, outputs, model_out, pred_out, model, transductive_file, unlabeled_label)
+                   log, outputs, model_out, pred_out, model, transductive_file, unlabeled_label,
+                   keep_comments)
 
 
 def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,
                validation_file, negatives_as_unlabeled, values, verbose, log, outputs,
-               model_out, pred_out, model, transductive_file, unlabeled_label):
+               model_out, pred_out, model, transductive_file, unlabeled_label, keep_comments):
     from formats.model_file import model_to_text
     from formats.predictions import format_lines
     from solvers.crossval import cross_validate
@@ -461,11 +476,13 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
                                           if k.endswith("_time")))
     model_out.write(model_to_text(m))
     if pred_out is not None:
+        X_unl, origins = X_unl
         if m.train_values is not None:  # the solver's own outputs: no second kernel pass
             F_unl = m.train_values[~labeled]
         else:
             F_unl = m.decision_function(X_unl)
-        pred_out.write(format_lines(m, F_unl, values))
+        comments = _comments(origins) if keep_comments else None
+        pred_out.write(format_lines(m, F_unl, values, comments))
     outputs.commit()
     if pred_out is not None:
         log.info("predictions for %d unlabeled rows written to %s", X_unl.shape[0],
@@ -474,6 +491,17 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,
              f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+
+
+def _comments(origins: list[tuple[str, int]]) -> list[str]:
+    """The comment of each (file, line), reading each file once more."""
+    from formats.svmlight import file_comments
+
+    out = {}
+    for path in dict.fromkeys(p for p, _ in origins):
+        lines = [n for p, n in origins if p == path]
+        out.update(zip(((path, n) for n in lines), file_comments(path, lines)))
+    return [out[o] for o in origins]
 
 
 def _flag(algo, name: str) -> str:

@@ -210,3 +210,42 @@ def test_unlabeled_label_makes_zero_a_class(tmp):
     assert r.stderr.rstrip().endswith(
         "pu.svm:2: label 0: positive-unlabeled learning takes +1 (labeled positive) and 5 "
         "(unlabeled, --unlabeled-label)")
+
+
+def test_keep_comments_carries_row_ids_to_predictions(tmp):
+    rows = [f"{'1' if i % 2 else '-1'} 1:{(i % 7) - 3.5} 2:{i % 3} # rec-{i}" for i in range(3000)]
+    rows[5] = "1 1:1 2:2"  # a row without a comment
+    rows[9] = "-1 1:-2 #   "  # an empty comment
+    test = tmp / "t.svm"
+    test.write_text("# a header comment line\n\n" + "\n".join(rows) + "\n")
+    run("ssl-train", "-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
+    r = run("ssl-predict", "-q", "--keep-comments", "--values", test, tmp / "m", "-", check=0)
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3000
+    assert re.fullmatch(r"-?1 \S+ # rec-0", lines[0])
+    assert re.fullmatch(r"-?1 \S+", lines[5]) and re.fullmatch(r"-?1 \S+", lines[9])
+    assert all(ln.endswith(f" # rec-{i}") for i, ln in enumerate(lines) if i not in (5, 9))
+    plain = run("ssl-predict", "-q", "--values", test, tmp / "m", "-", check=0).stdout
+    assert [ln.split(" # ")[0] for ln in lines] == plain.splitlines()
+    par = run("ssl-predict", "-q", "--keep-comments", "--values", "-j", "2", "--chunk-mb", "1",
+              test, tmp / "m", "-", check=0)
+    assert par.stdout == r.stdout
+
+
+def test_train_keep_comments_on_the_transductive_output(tmp):
+    import gzip
+
+    (tmp / "t.svm").write_text("1 1:1 2:0.5 # rec-1\n0 1:-1 # u-2\n-1 1:-1 # rec-3\n0 1:2\n"
+                               "0 1:-2 #   u-5\n")
+    with gzip.open(tmp / "x.svm.gz", "wt") as f:
+        f.write("0 1:3 # x-1\n\n0 1:-3 # x-3\n")
+    run("ssl-train", "-q", "-a", "tsvm", "-l", tmp / "l", "--keep-comments", "--unlabeled",
+        tmp / "x.svm.gz", tmp / "t.svm", tmp / "m", check=0)
+    got = [ln.split(" ", 1)[1] if " " in ln else "" for ln in (tmp / "l").read_text().splitlines()]
+    assert got == ["# u-2", "", "# u-5", "# x-1", "# x-3"]
+    r = run("ssl-train", "--keep-comments", tmp / "t.svm", tmp / "m", check=2)
+    assert "Error: --keep-comments goes with -l FILE" in r.stderr
+    r = run("ssl-train", "-l", tmp / "l2", "--keep-comments", "-", tmp / "m",
+            input=(tmp / "t.svm").read_text(), check=2)
+    assert "TRAIN and --unlabeled must be files, not stdin" in r.stderr
+    assert not (tmp / "l2").exists()
