@@ -12,6 +12,8 @@ round-trips exactly and does not depend on the locale)::
     param lambda 0.001               # every training parameter, in declaration order
     stat objective 0.0213041183      # training statistics, one value per function or one
                                      # (timings are not written: equal runs, equal bytes)
+    probability 2.37                 # optional (ssl-train --probability): the slope A of
+                                     # P(label k) ∝ 1/(1 + exp(-A f_k))
     kernel rbf                       # kernel models only: name and LIBSVM parameters
     kernel_gamma 0.5
     kernel_degree 3
@@ -89,6 +91,8 @@ def model_to_text(model: Model) -> str:
             continue
         vals = vals if isinstance(vals, (list, tuple, np.ndarray)) else [vals]
         w(f"stat {name} " + " ".join(_value(v) for v in vals) + "\n")
+    if model.probability is not None:
+        w(f"probability {_f(model.probability)}\n")
     if isinstance(fn, KernelExpansion):
         ks = fn.kernel
         w(f"kernel {ks.name}\nkernel_gamma {_f(ks.gamma)}\nkernel_degree {int(ks.degree)}\n"
@@ -235,6 +239,7 @@ def model_from_text(text: str, path: str) -> Model:
                       "(binary: 1, one-vs-rest: one per label)")
     params: dict = {}
     stats: dict = {}
+    probability = None
     while True:
         parts = L.next("the 'intercept' line")
         if not parts:
@@ -256,6 +261,12 @@ def model_from_text(text: str, path: str) -> Model:
             if len(parts) < 3:
                 raise L.error("'stat' needs a name and at least one value")
             stats[parts[1]] = [_typed(s) for s in parts[2:]]
+        elif key == "probability":
+            if len(parts) != 2 or probability is not None:
+                raise L.error("'probability' needs one value, once")
+            probability = _float(L, parts[1], "probability slope", 0.0, 1e15)
+            if probability <= 0.0:
+                raise L.error("the probability slope must be positive")
         else:
             L.i -= 1
             break
@@ -326,7 +337,7 @@ def model_from_text(text: str, path: str) -> Model:
         raise L.error("expected the final 'end' line")
     if L.i != len(L.lines):
         raise DataError(path, "unexpected lines after 'end'", line=L.i + 1)
-    return Model(algorithm, labels, d, function, params, stats)
+    return Model(algorithm, labels, d, function, params, stats, probability=probability)
 
 
 def read_model(path: str) -> Model:

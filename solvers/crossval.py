@@ -50,3 +50,27 @@ def cross_validate(fit, X, y: np.ndarray, cost: np.ndarray, params: dict, k: int
                                "few labeled rows for this many folds)") from None
         pred[test] = model.predict(X[test])
     return pred
+
+
+def cross_val_decisions(fit, X, y: np.ndarray, cost: np.ndarray, params: dict, k: int,
+                        seed: int, labels: list[int], **run) -> np.ndarray:
+    """Decision values of every labeled row from the model trained without its fold (rows ×
+    functions, columns in the order of ``labels``, a model's label order; unlabeled rows
+    are 0 and stay in every training part). Fold models whose labels come in another order
+    are mapped to it (binary: the sign; one-vs-rest: the columns)."""
+    folds = stratified_folds(y, k, seed)
+    nf = 1 if len(labels) == 2 else len(labels)
+    F = np.zeros((y.size, nf))
+    for i in range(k):
+        test = folds == i
+        train = ~test
+        try:
+            model = fit(X[train], y[train], cost[train], params, **run)
+        except ProblemError as e:
+            raise ProblemError(f"cross-validation fold {i + 1} of {k}: {e}") from None
+        Fi = model.decision_function(X[test])
+        if nf == 1:
+            F[test, 0] = Fi[:, 0] if model.labels[0] == labels[0] else -Fi[:, 0]
+        else:
+            F[test] = Fi[:, [model.labels.index(c) for c in labels]]
+    return F

@@ -71,6 +71,9 @@ class Model:
     # what a solver that supports warm starts hands to its next fit on the same rows
     # (fit(..., warm=model.warm)); never stored in the model file
     warm: object = field(default=None, repr=False, compare=False)
+    # slope A of the probability calibration (ssl-train --probability), None without one:
+    # P(label k) ∝ 1/(1 + exp(-A f_k)), see :meth:`probabilities`
+    probability: float | None = None
 
     @property
     def n_functions(self) -> int:
@@ -118,6 +121,23 @@ class Model:
         if F.shape[1] == 1:
             return np.where(F[:, 0] > 0, labels[0], labels[1])
         return labels[np.argmax(F, axis=1)]
+
+    def probabilities(self, F: np.ndarray) -> np.ndarray:
+        """Class probabilities (rows × labels, in ``labels`` order) from decision values F.
+
+        Binary: P(labels[0]) = σ(A f), P(labels[1]) = 1 - σ(A f); one-vs-rest:
+        P(k) = σ(A f_k) / Σ_j σ(A f_j), σ(t) = 1/(1 + e^-t), one slope A > 0 for all classes
+        and no offset. Each probability is then increasing in its own decision value with
+        σ(0) = 1/2 at the boundary, so the most probable label is the predicted label
+        (:meth:`labels_from_values`), by construction."""
+        from scipy.special import expit, log_expit, softmax
+
+        if self.probability is None:
+            raise ValueError("the model has no probability calibration")
+        T = self.probability * np.asarray(F, dtype=np.float64)
+        if F.shape[1] == 1:
+            return np.column_stack([expit(T[:, 0]), expit(-T[:, 0])])
+        return softmax(log_expit(T), axis=1)  # in logs: σ underflows for very negative values
 
     def predict(self, X) -> np.ndarray:
         return self.labels_from_values(self.decision_function(X))

@@ -11,6 +11,7 @@ import sys
 import click
 
 from formats import CHUNK_BYTES
+from formats.errors import DataError
 from solvers import runtime
 from ssl_cli import process
 from ssl_cli.common import CONTEXT, setup_logging, user_errors
@@ -46,7 +47,8 @@ def blas_threads() -> int | None:
 
 def predict_block(model_source, block: bytes, first_line: int, name: str, has_label: bool,
                   zero_based: bool, values: bool, threads: int | None = None,
-                  blas: int | None = None, keep_comments: bool = False):
+                  blas: int | None = None, keep_comments: bool = False,
+                  probability: bool = False):
     """(prediction lines, labels of the rows, predicted labels, rows) for whole input lines.
 
     The one code path of sequential and parallel prediction, so their outputs are identical.
@@ -77,8 +79,8 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
     except NonFiniteError as e:
         raise DataError(name, str(e), line=int(part.lines[e.row])) from None
     comments = block_comments(block, first_line, part.lines) if keep_comments else None
-    return (format_lines(model, F, values, comments), part.y, model.labels_from_values(F),
-            part.n_rows)
+    return (format_lines(model, F, values, comments, probability), part.y,
+            model.labels_from_values(F), part.n_rows)
 
 PROG = "ssl-predict"
 
@@ -111,6 +113,9 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
 @click.argument("model_path", metavar="MODEL")
 @click.argument("output", metavar="[OUTPUT|-]", required=False)
 @click.option("--values", is_flag=True, help="also write the decision value(s)")
+@click.option("--probability", is_flag=True,
+              help="write one probability per label (the model's 'labels' order) after the "
+                   "label; needs a model trained with ssl-train --probability")
 @click.option("--keep-comments", is_flag=True,
               help="end each output line with its input row's comment ('# id'), so predictions "
                    "join back to records without counting lines")
@@ -128,11 +133,13 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
                    "'ssl-svm[cluster]')")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the accuracy or progress")
 @user_errors(PROG)
-def _predict(test, model_path, output, values, keep_comments, zero_based, labels_file, chunk_mb,
-             n_jobs, cluster, quiet):
+def _predict(test, model_path, output, values, probability, keep_comments, zero_based,
+             labels_file, chunk_mb, n_jobs, cluster, quiet):
     if cluster is not None and n_jobs != 1:
         raise click.UsageError("-j is for local processes; the cluster's workers set the "
                                "parallelism of --cluster")
+    if probability and values:
+        raise click.UsageError("give --values (decision values) or --probability, not both")
     resolve_jobs(n_jobs)
     log = setup_logging(PROG, quiet, False)
     with process.deferred_signals():
@@ -144,6 +151,9 @@ def _predict(test, model_path, output, values, keep_comments, zero_based, labels
     with Outputs({"TEST": test, "MODEL": model_path, "--labels": labels_file}) as outputs:
         out = outputs.add("-" if output is None else output, "predictions")
         model = read_model(model_path)
+        if probability and model.probability is None:
+            raise DataError(model_path, "the model has no probability calibration: train it "
+                            "with ssl-train --probability")
         zero_class = 0 in model.labels
         lab = _LabelsFile(labels_file) if labels_file is not None else None
         stream = open_input(test)
@@ -156,7 +166,7 @@ def _predict(test, model_path, output, values, keep_comments, zero_based, labels
             blocks = iter_line_blocks(stream, test, chunk_mb << 20)
             if n_jobs == 1 and cluster is None:
                 results = (predict_block(model, b, first, test, lab is None, zero_based, values,
-                                         keep_comments=keep_comments)
+                                         keep_comments=keep_comments, probability=probability)
                            + (len(b),) for b, first in blocks)
             else:
                 pieces = -(-size // (chunk_mb << 20)) if size is not None else None
@@ -170,7 +180,7 @@ def _predict(test, model_path, output, values, keep_comments, zero_based, labels
                 blas = blas_threads()
                 results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
                                                values, runner.threads_per_worker, blas,
-                                               keep_comments)
+                                               keep_comments, probability)
                                               for b, first in blocks),
                                      window=WINDOW_PER_WORKER * runner.workers)
             for text, y, pred, n, nbytes in results:

@@ -364,6 +364,10 @@ def _say_if_compiling(algo, log) -> None:
 @click.option("--keep-comments", is_flag=True,
               help="with -l: end each line with its row's comment ('# id') from TRAIN or "
                    "--unlabeled (files, not stdin: they are read again)")
+@click.option("--probability", is_flag=True,
+              help="also fit a probability calibration (LIBSVM's -b 1: a sigmoid of the "
+                   "decision values, from 5-fold cross-validation of the labeled rows) for "
+                   "ssl-predict --probability")
 @click.option("--validation", "validation_file", default=None, metavar="FILE",
               help="labeled validation rows for early stopping (--early-stop validation or "
                    "mixed) [lapsvm, laprls]")
@@ -379,8 +383,8 @@ def _say_if_compiling(algo, log) -> None:
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
            labels_file, unlabeled_file, unlabeled_label, transductive_file, values,
-           keep_comments, validation_file, negatives_as_unlabeled, max_memory, quiet, verbose,
-           **kwargs):
+           keep_comments, probability, validation_file, negatives_as_unlabeled, max_memory, quiet,
+           verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
@@ -406,6 +410,12 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         raise click.UsageError("-v trains no final model, so -l has nothing to write", ctx)
     if values and transductive_file is None:
         raise click.UsageError("--values goes with -l FILE", ctx)
+    if probability and folds is not None:
+        raise click.UsageError("-v writes no model, so --probability has nothing to calibrate",
+                               ctx)
+    if probability and algo.positive_unlabeled:
+        raise click.UsageError(f"--probability calibrates on held-out labeled rows of every "
+                               f"class; {algo.name}'s labeled rows are all positive", ctx)
     if keep_comments and transductive_file is None:
         raise click.UsageError("--keep-comments goes with -l FILE", ctx)
     if keep_comments and "-" in (train, unlabeled_file):
@@ -422,12 +432,13 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
                    unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
                    log, outputs, model_out, pred_out, model, transductive_file, unlabeled_label,
-                   keep_comments)
+                   keep_comments, probability)
 
 
 def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,
                validation_file, negatives_as_unlabeled, values, verbose, log, outputs,
-               model_out, pred_out, model, transductive_file, unlabeled_label, keep_comments):
+               model_out, pred_out, model, transductive_file, unlabeled_label, keep_comments,
+               probability):
     from formats.model_file import model_to_text
     from formats.predictions import format_lines
     from solvers.crossval import cross_validate
@@ -466,6 +477,8 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
         m = algo.fit(data.X, data.y, data.cost, params, **run)
     except MemoryLimitError as e:  # name the file whose rows make the matrices that large
         raise DataError(train, f"{data.n_rows} rows: {algo.name} {e}") from None
+    if probability:
+        _calibrate(train, algo, m, data, params, run, seed, verbose, log, codes)
     restore_labels(m, codes)
     _warn_one_class(algo, params, m, data.X, classes, log)
     if verbose:
@@ -491,6 +504,42 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,
              f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+
+
+PROBABILITY_FOLDS = 5  # LIBSVM's -b 1 uses 5-fold cross-validation too
+
+
+def _calibrate(train, algo, m, data, params, run, seed, verbose, log, codes) -> None:
+    """--probability: the slope of m's probabilities from cross-validated decision values of
+    the labeled rows (unlabeled rows stay in every training part)."""
+    import numpy as np
+
+    from solvers.calibration import fit_slope
+    from solvers.crossval import cross_val_decisions
+
+    lab = data.y != 0
+    counts = {c: int(np.sum(data.y == c)) for c in m.labels}
+    small = min(counts, key=lambda c: (counts[c], c))
+    k = min(PROBABILITY_FOLDS, counts[small])
+    if k < 2:
+        raise DataError(train, f"--probability cross-validates the labeled rows, but class "
+                        f"{codes.get(small, small)} has {counts[small]} labeled row; it needs "
+                        "at least 2 per class")
+    t0 = time.perf_counter()
+    solver_log = logging.getLogger("ssl.solver")
+    level = solver_log.level
+    if not verbose:
+        solver_log.setLevel(logging.WARNING)
+    try:
+        F = cross_val_decisions(algo.fit, data.X, data.y, data.cost, params, k, seed, m.labels,
+                                **run)
+    finally:
+        solver_log.setLevel(level)
+    y_idx = np.array([m.labels.index(int(v)) for v in data.y[lab]])
+    m.probability, loss = fit_slope(F[lab], y_idx, len(m.labels))
+    log.info("probability calibration: slope A = %.6g from %d-fold cross-validated decision "
+             "values of %d labeled rows (cross-entropy %.4g, %.2f s)", m.probability, k,
+             int(lab.sum()), loss, time.perf_counter() - t0)
 
 
 def _comments(origins: list[tuple[str, int]]) -> list[str]:
