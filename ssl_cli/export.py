@@ -1,0 +1,68 @@
+"""ssl-export: a model file as a LIBLINEAR or LIBSVM model file (see formats.export)."""
+
+from __future__ import annotations
+
+import click
+
+from ssl_cli import process
+from ssl_cli.common import CONTEXT, setup_logging, user_errors
+from ssl_cli.outputs import Outputs
+from ssl_cli.solver_options import complete_file
+
+PROG = "ssl-export"
+
+EPILOG = """\b
+What each format holds:
+  liblinear  linear models (rls, svm, tsvm, da, usmo -t linear) and kernel models with the
+             linear kernel (collapsed to one weight vector), binary or one-vs-rest;
+             liblinear's predict gives the same labels and decision values
+  libsvm     binary models: kernel expansions (lapsvm, laprls, usmo, tvrls, tvsvm,
+             cheeger-rls, cheeger-svm; kernels linear, poly, rbf) and linear models (one
+             support vector); a --probability calibration becomes probA/probB.
+             One-vs-rest models have no LIBSVM form (LIBSVM votes one-vs-one).
+
+\b
+Examples:
+  ssl-export --format liblinear train.svm.model model.liblinear
+  liblinear-predict test.svm model.liblinear out          # LIBLINEAR's own predictor
+  ssl-export --format libsvm lap.model lap.libsvm && svm-predict test.svm lap.libsvm out
+
+Exit status: 0 ok, 1 the model cannot be read or has no form in that format, 2 usage error."""
+
+
+@click.command(context_settings=CONTEXT, epilog=EPILOG,
+               help="Write MODEL (an ssl-model file) as a LIBLINEAR or LIBSVM model file OUT, "
+                    "for those projects' predictors (C, Java, Python, ...).")
+@click.argument("model_path", metavar="MODEL", shell_complete=complete_file)
+@click.argument("out_path", metavar="OUT|-", shell_complete=complete_file)
+@click.option("-f", "--format", "fmt", type=click.Choice(["liblinear", "libsvm"]),
+              required=True, help="the target format")
+@click.option("-q", "--quiet", is_flag=True, help="no message on stderr")
+@user_errors(PROG)
+def _export(model_path, out_path, fmt, quiet):
+    log = setup_logging(PROG, quiet, False)
+    with process.deferred_signals():
+        from formats.errors import DataError
+        from formats.export import FORMATS, ExportError
+        from formats.model_file import read_model
+
+    with Outputs({"MODEL": model_path}) as outputs:
+        out = outputs.add(out_path, f"{fmt} model")
+        model = read_model(model_path)
+        try:
+            text = FORMATS[fmt](model)
+        except ExportError as e:
+            raise DataError(model_path, str(e)) from None
+        out.write(text)
+        outputs.commit()
+    log.info("%s model (%s, %d labels) written to %s", fmt, model.algorithm,
+             len(model.labels), out_path)
+
+
+def main(argv=None):
+    """Console entry point."""
+    return process.run(_export, PROG, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
