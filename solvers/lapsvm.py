@@ -265,7 +265,9 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
         eps=1e-6, max_iter=10000, validation: Validation | None = None, tag="",
         start=None) -> Result:
     """Preconditioned (by K) nonlinear conjugate gradient with exact line search; ``start`` =
-    (α, b) seeds it (a warm start: the early stop then fires sooner)."""
+    (α, b) seeds it (a warm start: the early stop then fires sooner). With ``early_stop``
+    'none' it stops when the preconditioned gradient norm falls to ``eps`` times its value at
+    α = 0 (the cold start's first gradient, also for a seeded start)."""
     n = K.shape[0]
     unl = Y == 0
     if early_stop in ("stability", "mixed") and not unl.any():
@@ -287,6 +289,12 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
     q = K @ r
     rho = float(r @ q) + gb * gb
     rho0 = rho
+    if start is not None:
+        # the tolerance is relative to the gradient at α = 0, not at the seed: relative to
+        # the seed's (smaller) gradient a warm start would have as far to go as a cold one
+        r0 = np.where(Y != 0, -c * Y, 0.0)  # at α = 0, b = 0 every labeled row is active
+        gb0 = float(np.sum(r0)) if bias else 0.0
+        rho0 = max(float(r0 @ (K @ r0)) + gb0 * gb0, rho)
     d, db, Kd = -r, -gb, -q
     signs = np.where(f[unl] > 0, 1, -1)
     # the first check always becomes the best: α = 0 predicts one class everywhere, and with
@@ -384,7 +392,8 @@ def _fit(name: str):
 
         ``warm`` = the ``model.warm`` of a fit on the same rows: its graph and kernel matrix
         are reused when their parameters match, and its (α, b) seed each binary problem (a
-        warm start along the γ_A path)."""
+        warm start along the γ_A path); or ``{"init": [(α, b) per binary problem]}``, seeds
+        alone (ssl-train --init)."""
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d_feat = X.shape
@@ -400,6 +409,9 @@ def _fit(name: str):
         max_iter = params["max_iter"]
         if max_iter is None:
             max_iter = 50 if solver == "newton" else 10 * n
+        init = None  # {"init": seeds}: seeds from a model (ssl-train --init), nothing else
+        if warm is not None and "init" in warm:
+            init, warm = warm["init"], None
         if warm is None or warm.get("n") != n:
             # what is held at once, checked before the graph is built: K, and for Newton its
             # system (plus two intermediates of L^{p-1}K when p > 1)
@@ -436,7 +448,7 @@ def _fit(name: str):
             tk = time.perf_counter()
             K = kernels.gram(spec, Xp, max_memory)
             kernel_time = time.perf_counter() - tk
-            seeds = None
+            seeds = init
             log.info("graph %.2f s, kernel %.2f s", graph_time, kernel_time)
         Kv = None
         if validation is not None:

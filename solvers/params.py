@@ -214,7 +214,8 @@ _LAP_BIAS = BIAS.with_default(0.0, "1 adds an unregularised bias b to f = Kα + 
                               "normalized Laplacian b also enters fᵀLf); 0 = no bias, as "
                               "lapsvmp's default")
 _LAP_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop none: stop when "
-                                "the preconditioned gradient norm falls to ε times its start")
+                                "the preconditioned gradient norm falls to ε times its value "
+                                "at α = 0")
 _LAP_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
                                   "(default 50)")
 _LAP_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN,

@@ -46,6 +46,9 @@ class Algorithm:
     # the parameters that weigh regularisation or the unlabeled rows against the labeled
     # loss: named when a fit predicts one class for every training row
     balance: tuple[str, ...] = ()
+    # fit(..., warm=...) accepts seeds built from a saved model (ssl-train --init): a convex
+    # problem, so the seeded fit reaches the cold start's optimum
+    init_start: bool = False
 
     @property
     def fit(self) -> Callable:
@@ -130,7 +133,9 @@ _BALANCE = {"rls": ("lambda",), "svm": ("lambda",), "tsvm": ("lambda", "lambda_u
             "laprls": ("gamma_i", "gamma_a"), "usmo": ("lambda",),
             "tvrls": ("tv_gamma", "eta"), "tvsvm": ("tv_gamma", "mu"),
             "cheeger-rls": ("cheeger_step",), "cheeger-svm": ("cheeger_step", "mu")}
-ALGORITHMS = {k: replace(a, balance=_BALANCE[k]) for k, a in ALGORITHMS.items()}
+_INIT_START = {"rls", "svm", "lapsvm", "laprls"}
+ALGORITHMS = {k: replace(a, balance=_BALANCE[k], init_start=k in _INIT_START)
+              for k, a in ALGORITHMS.items()}
 
 
 def all_params() -> dict[str, list[tuple[Algorithm, Param]]]:

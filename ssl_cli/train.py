@@ -368,6 +368,11 @@ def _say_if_compiling(algo, log) -> None:
               help="also fit a probability calibration (LIBSVM's -b 1: a sigmoid of the "
                    "decision values, from 5-fold cross-validation of the labeled rows) for "
                    "ssl-predict --probability")
+@click.option("--init", "init_model", default=None, metavar="MODEL",
+              shell_complete=complete_file,
+              help="start from MODEL, a model of the same algorithm (SVMlight's -y): linear "
+                   "models seed w, kernel models (trained on TRAIN's first rows) seed α "
+                   "[rls, svm, lapsvm, laprls]")
 @click.option("--validation", "validation_file", default=None, metavar="FILE",
               help="labeled validation rows for early stopping (--early-stop validation or "
                    "mixed) [lapsvm, laprls]")
@@ -383,8 +388,8 @@ def _say_if_compiling(algo, log) -> None:
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
            labels_file, unlabeled_file, unlabeled_label, transductive_file, values,
-           keep_comments, probability, validation_file, negatives_as_unlabeled, max_memory, quiet,
-           verbose, **kwargs):
+           keep_comments, probability, init_model, validation_file, negatives_as_unlabeled,
+           max_memory, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
@@ -410,6 +415,12 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         raise click.UsageError("-v trains no final model, so -l has nothing to write", ctx)
     if values and transductive_file is None:
         raise click.UsageError("--values goes with -l FILE", ctx)
+    if init_model is not None and not algo.init_start:
+        starts = ", ".join(a.name for a in ALGORITHMS.values() if a.init_start)
+        raise click.UsageError(f"-a {algo.name} has no warm start from a model; --init works "
+                               f"with {starts}", ctx)
+    if init_model is not None and folds is not None:
+        raise click.UsageError("-v trains from scratch on each fold; drop --init or -v", ctx)
     if probability and folds is not None:
         raise click.UsageError("-v writes no model, so --probability has nothing to calibrate",
                                ctx)
@@ -432,13 +443,13 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
                    unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
                    log, outputs, model_out, pred_out, model, transductive_file, unlabeled_label,
-                   keep_comments, probability)
+                   keep_comments, probability, init_model)
 
 
 def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,
                validation_file, negatives_as_unlabeled, values, verbose, log, outputs,
                model_out, pred_out, model, transductive_file, unlabeled_label, keep_comments,
-               probability):
+               probability, init_model):
     from formats.model_file import model_to_text
     from formats.predictions import format_lines
     from solvers.crossval import cross_validate
@@ -473,6 +484,8 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
                                              classes, unlabeled_label, codes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
     _warn_setting(algo, params, data.X, log)
+    if init_model is not None:
+        run["warm"] = _init_seeds(init_model, algo, params, data, codes, log)
     try:
         m = algo.fit(data.X, data.y, data.cost, params, **run)
     except MemoryLimitError as e:  # name the file whose rows make the matrices that large
@@ -504,6 +517,81 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,
              f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+
+
+def _init_seeds(path, algo, params, data, codes, log):
+    """--init MODEL: the saved model's functions as the seeds of this fit, per binary task in
+    the order the solver trains them (fit(..., warm=...))."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from formats.model_file import read_model
+    from solvers.models import KernelExpansion
+    from solvers.multiclass import binary_tasks
+
+    m = read_model(path)
+    if m.algorithm != algo.name:
+        raise DataError(path, f"--init needs a model of -a {algo.name}; this one is "
+                        f"{m.algorithm}")
+    order, tasks = binary_tasks(data.y)
+    real = [codes.get(c, c) for c in order]
+    if sorted(real) != sorted(m.labels):
+        raise DataError(path, f"--init: the model's labels {' '.join(map(str, m.labels))} are "
+                        f"not TRAIN's classes {' '.join(map(str, sorted(real)))}")
+
+    def column(k_task):
+        """(function index in m, sign) of binary task k_task."""
+        if len(tasks) == 1:
+            return 0, (1.0 if m.labels[0] == real[0] else -1.0)
+        return m.labels.index(real[k_task]), 1.0
+
+    fn = m.function
+    n, d = data.X.shape
+    seeds = []
+    if isinstance(fn, KernelExpansion):
+        rows = sp.csr_matrix(fn.rows)
+        r = rows.shape[0]
+        head = sp.csr_matrix(data.X[:r])
+        if fn.kernel != _kernel_of(algo, params, d) or r > n or not _same_rows(head, rows):
+            raise DataError(path, f"--init: the model's {r} expansion rows are not the first "
+                            f"rows of TRAIN with the same kernel (a kernel model seeds a fit "
+                            "on its own training rows, new rows appended)")
+        for k in range(len(tasks)):
+            j, sign = column(k)
+            alpha = np.zeros(n)
+            alpha[:r] = sign * fn.coef[:, j]
+            seeds.append((alpha, sign * float(fn.b[j])))
+        log.info("--init %s: seeds α from %d of the %d rows, b from the model", path, r, n)
+        return {"init": seeds}
+    bias = params["bias"]
+    W = np.zeros((d, fn.W.shape[1]))
+    w_rows = min(d, fn.W.shape[0])
+    W[:w_rows] = fn.W[:w_rows]
+    for k in range(len(tasks)):
+        j, sign = column(k)
+        wb = float(fn.b[j]) / bias if bias > 0 else 0.0
+        seeds.append(sign * np.concatenate([W[:, j], [wb]]))
+    log.info("--init %s: seeds w from the model (%d features)", path, w_rows)
+    return seeds
+
+
+def _kernel_of(algo, params, d):
+    from solvers.kernels import KernelSpec
+
+    gamma = params["gamma"] if params.get("gamma") is not None else 1.0 / max(1, d)
+    return KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
+                      float(params["coef0"]))
+
+
+def _same_rows(A, B) -> bool:
+    """Whether two CSR matrices hold the same rows (width aside)."""
+    A, B = A.copy(), B.copy()
+    for M in (A, B):
+        M.sum_duplicates()
+        M.eliminate_zeros()
+    return (A.shape[0] == B.shape[0] and A.nnz == B.nnz
+            and (A.indptr == B.indptr).all() and (A.indices == B.indices).all()
+            and (A.data == B.data).all())
 
 
 PROBABILITY_FOLDS = 5  # LIBSVM's -b 1 uses 5-fold cross-validation too
