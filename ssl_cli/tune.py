@@ -245,11 +245,16 @@ def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
                    "solvers]")
 @click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
 @click.option("--verbose", is_flag=True, help="the solvers' progress too (with -j 1)")
+@click.option("--plot", "plot_file", default=None, metavar="FILE.png|FILE.svg",
+              shell_complete=complete_file,
+              help="draw the score over the grid (one or two -G axes: a line, or a heat map "
+                   "with contours; log axes where geometric; the best point marked); needs "
+                   "matplotlib (pip install 'ssl-svm[plot]')")
 @user_errors(PROG)
 def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds, metric,
           n_jobs, cluster, resume_file, out_model, no_warm_start, seed, zero_based,
           labels_file, unlabeled_file, unlabeled_label, negatives_as_unlabeled, max_memory, quiet,
-          verbose, **kwargs):
+          verbose, plot_file, **kwargs):
     ctx = click.get_current_context()
     algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = _solver_params(ctx, algo, kwargs)
@@ -270,6 +275,18 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         raise click.UsageError("-j is for local processes; the cluster's workers set the "
                                "parallelism of --cluster", ctx)
     resolve_jobs(n_jobs)
+    if plot_file is not None:
+        from ssl_cli import plot
+
+        if plot.image_format(plot_file) is None:
+            raise click.BadParameter(f"'{click.format_filename(plot_file)}' must end in .png "
+                                     "or .svg (the image format)", ctx, param_hint="'--plot'")
+        if len(grid.axes) > 2:
+            raise click.BadParameter(f"draws one or two -G axes (this grid has "
+                                     f"{len(grid.axes)})", ctx, param_hint="'--plot'")
+        if not plot.available():
+            raise click.UsageError("--plot needs matplotlib: pip install 'ssl-svm[plot]' (or "
+                                   "pip install matplotlib)", ctx)
     if algo.positive_unlabeled:  # before reading: the rule needs no data
         _check_metric(ctx, metric, algo, 2, validation_file is not None)
     if process.stdout_closed():
@@ -278,6 +295,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
               "--unlabeled": unlabeled_file}
     with Outputs(inputs) as outputs:
         out = outputs.add(out_model, "--out model")
+        plot_out = outputs.add(plot_file, "--plot image")
         resume = None
         if resume_file is not None:
             outputs.check_distinct(resume_file, "--resume file")
@@ -398,6 +416,17 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         best = max(ok, key=lambda k: (scores[k], -k))
         click.echo(f"best {keys[best]} {metric}={scores[best]:.6g}")
         sys.stdout.flush()
+        if plot_out is not None:
+            from ssl_cli import plot
+
+            tuples = list(grid.index_tuples())
+            number = {t: k for k, t in enumerate(tuples)}
+            how = (f"{n_folds}-fold cross-validation" if validation is None else
+                   "validation file")
+            plot_out.write(plot.draw(grid.axes, lambda t: scores.get(number[t], math.nan),
+                                     tuples[best], metric, f"ssl-tune -a {algo.name}: {metric}, "
+                                     f"{how}", plot.image_format(plot_file)))
+            log.info("score plot written to %s", plot_file)
         if out_model is not None:
             tb = time.perf_counter()
             m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
@@ -405,9 +434,9 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
             from formats.model_file import model_to_text
 
             out.write(model_to_text(m))
-            outputs.commit()
             log.info("trained %s with %s on all %d rows in %.2f s; model written to %s", algo.name,
                      keys[best], data.n_rows, time.perf_counter() - tb, out_model)
+        outputs.commit()
 
 
 for _opt in param_options():
