@@ -238,21 +238,51 @@ def gram(spec: KernelSpec, X, memory_limit: int | None = None, what: str = "kern
     return K
 
 
-def rbf_width_check(X, gamma: float, rows: int = 256, seed: int = 0) -> tuple[str | None, float]:
+SAMPLE_ROWS = 256  # rows sampled for the median-distance width
+
+
+def _sample_distances(X, rows: int, seed: int) -> np.ndarray:
+    """Squared distances between ``rows`` rows of X drawn without replacement (all rows when
+    there are fewer), as a square matrix."""
+    m = X.shape[0]
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(m, rows, replace=False)) if m > rows else np.arange(m)
+    A = X[idx]
+    sq = sqnorms(A)
+    return np.maximum(sq[:, None] + sq[None, :] - 2.0 * dot_block(A, A), 0.0)
+
+
+def median_gamma(X, rows: int = SAMPLE_ROWS, seed: int = 0) -> float:
+    """1 / median squared distance between distinct sampled rows (the rbf kernel is then e⁻¹
+    at the median distance: the median heuristic); 1 when all sampled rows coincide."""
+    D = _sample_distances(X, rows, seed)
+    d = D[~np.eye(D.shape[0], dtype=bool)]
+    d = d[d > 0]
+    return 1.0 / float(np.median(d)) if d.size else 1.0
+
+
+def resolve_gamma(gamma, kernel: str, X) -> tuple[float, str]:
+    """(γ, how it was chosen) for the gamma parameter: a number, None (auto: the median
+    heuristic for rbf, 1/features for poly and linear) or "features" (LIBSVM's 1/features)."""
+    d = max(1, X.shape[1])
+    if gamma is None and kernel == "rbf":
+        return median_gamma(X), (f"auto: 1/median squared distance between {SAMPLE_ROWS} "
+                                 "sampled rows; -g features for LIBSVM's 1/features")
+    if gamma is None or gamma == "features":
+        return 1.0 / d, f"1/features ({d})"
+    return float(gamma), "given"
+
+
+def rbf_width_check(X, gamma: float, rows: int = SAMPLE_ROWS,
+                    seed: int = 0) -> tuple[str | None, float]:
     """Whether ``exp(-γ||x - z||²)`` is degenerate on X, judged on a sample of ``rows`` rows:
     "identity" when even each sampled row's nearest sampled neighbour has kernel value < 0.01
     (median over rows), "constant" when even its farthest has > 0.99; else None. Also returns
     the median-distance width ``1 / median ||x - z||²`` over the sampled pairs (the kernel is
     e⁻¹ at the median distance), the width to suggest. Cost: rows² distances."""
-    m = X.shape[0]
-    rng = np.random.default_rng(seed)
-    idx = np.sort(rng.choice(m, rows, replace=False)) if m > rows else np.arange(m)
-    A = X[idx]
-    if A.shape[0] < 3:
+    D = _sample_distances(X, rows, seed)
+    if D.shape[0] < 3:
         return None, float("nan")
-    sq = sqnorms(A)
-    G = dot_block(A, A)
-    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0)
     off = ~np.eye(D.shape[0], dtype=bool)
     d_off = D[off]
     med = float(np.median(d_off[d_off > 0])) if np.any(d_off > 0) else 0.0

@@ -376,10 +376,11 @@ PARAMS = {name: SOLVER_PARAMS[name] for name in ("lapsvm", "laprls")}
 DIRECT_MAX_ROWS = 4000
 
 
-def kernel_spec(params: dict, n_features: int) -> KernelSpec:
-    gamma = params["gamma"]
-    if gamma is None:
-        gamma = 1.0 / max(1, n_features)
+def kernel_spec(params: dict, X, tag: str = "") -> KernelSpec:
+    """The kernel of ``params`` with γ resolved on the training rows X (said when chosen)."""
+    gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
+    if how != "given" and params["kernel"] != "linear":
+        log.info("%skernel γ = %.6g (%s)", tag, gamma, how)
     return KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
                       float(params["coef0"]))
 
@@ -397,7 +398,7 @@ def _fit(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d_feat = X.shape
-        spec = kernel_spec(params, d_feat)
+        spec = kernel_spec(params, X)
         solver = params["solver"]
         if solver == "auto":
             solver = "newton" if n <= DIRECT_MAX_ROWS else "pcg"

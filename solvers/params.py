@@ -35,6 +35,8 @@ class Param:
     metavar: str | None = None
     aliases: tuple[tuple[str, str], ...] = ()  # other spellings of choices, e.g. ("2", "rbf")
     validate: object = None  # for str parameters: callable raising ValueError if invalid
+    # for number parameters: names accepted besides numbers ("auto" is the default, None)
+    names: tuple[str, ...] = ()
 
     def with_default(self, default, help: str | None = None) -> Param:
         return replace(self, default=default, help=help or self.help)
@@ -68,6 +70,8 @@ class Param:
 
     def check(self, value):
         """``value`` converted to the parameter's type; ValueError with a message if invalid."""
+        if str(value) in self.names:
+            return None if str(value) == "auto" else str(value)
         if self.type is str:
             v = dict(self.aliases).get(str(value), str(value))
             if self.choices and v not in self.choices:
@@ -90,6 +94,7 @@ class Param:
             if str(e).startswith(self.option):
                 raise
             kind = "an integer" if self.type is int else "a number"
+            kind += "".join(f" or {n}" for n in self.names)
             raise ValueError(f"{self.option} must be {kind} (got '{value}')") from None
         except TypeError:
             kind = "an integer" if self.type is int else "a number"
@@ -153,8 +158,10 @@ KERNEL = Param("kernel", ("-t", "--kernel"), str, "rbf",
                choices=("linear", "poly", "rbf"),
                aliases=(("0", "linear"), ("1", "poly"), ("2", "rbf")), metavar="NAME")
 GAMMA = Param("gamma", ("-g", "--gamma"), float, None,
-              "kernel γ (rbf, poly); default 1/number of features, as LIBSVM; a Gaussian of "
-              "width σ is γ = 1/(2σ²)", low=0.0, low_open=True)
+              "kernel γ (rbf, poly); auto = rbf: 1/median squared distance between rows (256 "
+              "sampled, printed), poly: 1/number of features; features = 1/number of "
+              "features, LIBSVM's default; a Gaussian of width σ is γ = 1/(2σ²)",
+              low=0.0, low_open=True, names=("auto", "features"))
 DEGREE = Param("degree", ("-d", "--degree"), int, 3, "poly kernel degree", low=1, high=50)
 COEF0 = Param("coef0", ("-r", "--coef0"), float, 0.0, "poly kernel coef0")
 

@@ -755,9 +755,11 @@ def _fit_tv(name: str):
         if cost is not None and np.any(np.asarray(cost) != 1.0):
             log.warning("%s: per-row cost factors (cost:) are ignored", name)
         multi = len(classes) > 2
-        gamma = params["gamma"]
-        spec = KernelSpec(params["kernel"], float(1.0 / max(1, d) if gamma is None else gamma),
-                          int(params["degree"]), float(params["coef0"]))
+        gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
+        if how != "given" and params["kernel"] != "linear":
+            log.info("%s: kernel γ = %.6g (%s)", name, gamma, how)
+        spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
+                          float(params["coef0"]))
         log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
                  int(np.sum(y == 0)), len(classes), "multi-class" if multi else "binary",
                  spec.describe())

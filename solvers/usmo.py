@@ -618,9 +618,9 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
         how = 1.0
         log.info("usmo: estimated prior π = %.4f (mixture proportion, Scott 2015; minimum at "
                  "the top %.0f %% of the labeled positives)", prior, 100 * at)
-    gamma = params["gamma"]
-    if gamma is None:
-        gamma = 1.0 / max(1, X.shape[1])
+    gamma, chosen = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
+    if chosen != "given" and params["kernel"] != "linear":
+        log.info("usmo: kernel γ = %.6g (%s)", gamma, chosen)
     spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
                       float(params["coef0"]))
     r = usmo(X, y, params["lambda"], prior, spec, params["epsilon"], params["max_iter"],

@@ -552,7 +552,10 @@ def _init_seeds(path, algo, params, data, codes, log):
         rows = sp.csr_matrix(fn.rows)
         r = rows.shape[0]
         head = sp.csr_matrix(data.X[:r])
-        if fn.kernel != _kernel_of(algo, params, d) or r > n or not _same_rows(head, rows):
+        if params.get("gamma") is None:  # auto: continue with the model's width
+            params["gamma"] = fn.kernel.gamma
+            log.info("--init: kernel γ = %.6g from the model", fn.kernel.gamma)
+        if fn.kernel != _kernel_of(params, data.X) or r > n or not _same_rows(head, rows):
             raise DataError(path, f"--init: the model's {r} expansion rows are not the first "
                             f"rows of TRAIN with the same kernel (a kernel model seeds a fit "
                             "on its own training rows, new rows appended)")
@@ -575,10 +578,10 @@ def _init_seeds(path, algo, params, data, codes, log):
     return seeds
 
 
-def _kernel_of(algo, params, d):
-    from solvers.kernels import KernelSpec
+def _kernel_of(params, X):
+    from solvers.kernels import KernelSpec, resolve_gamma
 
-    gamma = params["gamma"] if params.get("gamma") is not None else 1.0 / max(1, d)
+    gamma, _ = resolve_gamma(params["gamma"], params["kernel"], X)
     return KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
                       float(params["coef0"]))
 
@@ -647,19 +650,19 @@ def _flag(algo, name: str) -> str:
 
 def _warn_setting(algo, params: dict, X, log) -> None:
     """Settings that make the problem degenerate on these rows, said before the fit."""
-    if params.get("kernel") == "rbf":
-        from solvers.kernels import rbf_width_check
+    if params.get("kernel") == "rbf" and params.get("gamma") is not None:
+        from solvers.kernels import rbf_width_check, resolve_gamma
 
-        gamma = params["gamma"] if params.get("gamma") is not None else 1.0 / max(1, X.shape[1])
+        gamma, _ = resolve_gamma(params["gamma"], "rbf", X)
         kind, g_med = rbf_width_check(X, gamma)
         if kind is not None:
             what = ("the identity (even nearest neighbours have kernel values < 0.01)"
                     if kind == "identity" else
                     "constant (even the farthest rows have kernel values > 0.99)")
             log.warning("rbf width -g %s%s makes the kernel matrix essentially %s on these "
-                        "rows: try the median-distance width -g %.3g", fmt(gamma),
-                        " (1/features, the default)" if params.get("gamma") is None else "",
-                        what, g_med)
+                        "rows: try the median-distance width -g %.3g (the default, -g auto)",
+                        fmt(gamma), " (features: 1/features)" if params["gamma"] == "features"
+                        else "", what, g_med)
     if (algo.name in ("lapsvm", "laprls") and params.get("kernel") == "linear"
             and not params.get("bias")):
         log.warning("%s -t linear without a bias (-B 0, lapsvmp's default): f = Kα passes "

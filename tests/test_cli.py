@@ -249,3 +249,21 @@ def test_train_keep_comments_on_the_transductive_output(tmp):
             input=(tmp / "t.svm").read_text(), check=2)
     assert "TRAIN and --unlabeled must be files, not stdin" in r.stderr
     assert not (tmp / "l2").exists()
+
+
+def test_gamma_auto_and_features(tmp):
+    from solvers.kernels import median_gamma
+
+    data = read_dataset(str(SAMPLES / "pcmac.train"))
+    run("ssl-train", "-q", "-a", "laprls", SAMPLES / "pcmac.train", tmp / "a", check=0)
+    m = read_model(str(tmp / "a"))
+    assert m.params["gamma"] == "auto"
+    assert m.function.kernel.gamma == median_gamma(data.X)  # the width recorded is the one used
+    run("ssl-train", "-q", "-a", "laprls", "-g", "features", SAMPLES / "pcmac.train", tmp / "f",
+        check=0)
+    m = read_model(str(tmp / "f"))
+    assert m.params["gamma"] == "features" and m.function.kernel.gamma == 1 / m.n_features
+    run("ssl-predict", "-q", SAMPLES / "pcmac.train", tmp / "f", tmp / "p", check=0)
+    r = run("ssl-train", "-a", "laprls", "-g", "wide", SAMPLES / "pcmac.train", tmp / "x",
+            check=2)
+    assert "-g/--gamma must be a number or auto or features (got 'wide')" in r.stderr

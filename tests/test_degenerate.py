@@ -2,6 +2,7 @@
 
 import re
 
+import pytest
 from conftest import SAMPLES, run
 
 PCMAC = SAMPLES / "pcmac.train"
@@ -32,19 +33,25 @@ def test_one_class_fit_names_the_dominant_parameter(tmp):
 
 
 def test_rbf_width_that_makes_the_kernel_degenerate(tmp):
-    r = run("ssl-train", "-a", "lapsvm", PCMAC, tmp / "m", check=0)
+    r = run("ssl-train", "-a", "lapsvm", "-g", "features", PCMAC, tmp / "m", check=0)
     (w,) = warnings(r.stderr)
-    m = re.fullmatch(r"ssl-train: warning: rbf width -g 0.000133191 \(1/features, the default\) "
+    m = re.fullmatch(r"ssl-train: warning: rbf width -g 0.000133191 \(features: 1/features\) "
                      r"makes the kernel matrix essentially constant \(even the farthest rows have "
                      r"kernel values > 0.99\) on these rows: try the median-distance width -g "
-                     r"(\S+)", w)
+                     r"(\S+) \(the default, -g auto\)", w)
     assert m, w
     g_med = m.group(1)
+    # the default is that width: no warning, and γ said on stderr
+    r = run("ssl-train", "-a", "lapsvm", PCMAC, tmp / "m", check=0)
+    assert warnings(r.stderr) == []
+    said = re.search(r"kernel γ = (\S+) \(auto: 1/median squared distance between 256 sampled "
+                     r"rows; -g features for LIBSVM's 1/features\)", r.stderr)
+    assert said and float(said.group(1)) == pytest.approx(float(g_med), rel=1e-2)
     r = run("ssl-train", "-a", "usmo", "--negatives-as-unlabeled", "-t", "rbf", "-g", "1000", PCMAC,
             tmp / "m", check=0)
     assert (f"rbf width -g 1000 makes the kernel matrix essentially the identity (even nearest "
             f"neighbours have kernel values < 0.01) on these rows: try the median-distance width "
-            f"-g {g_med}") in r.stderr
+            f"-g {g_med} (the default, -g auto)") in r.stderr
     r = run("ssl-train", "-a", "lapsvm", "-g", g_med, PCMAC, tmp / "m", check=0)
     assert warnings(r.stderr) == []
 
