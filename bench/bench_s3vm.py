@@ -5,7 +5,12 @@ fraction (SPLIT.md). For each split and method: training time (whole `ssl-train`
 median of --reps runs, and the solver alone, in this process), test accuracy and
 transductive accuracy on the unlabeled training rows, and the objective reached.
 
-Usage: python bench/bench_s3vm.py [--only SPLIT ...] [--reps N] [--inprocess]
+With the environment variable SVMLIN naming SVMlin v1.0's command-line program (built
+outside this repository from its public sources; GPL, never part of the project), SVMlin runs
+on the same split in turn with ours (whole processes, alternating, --reps each, medians) and
+the ratio is measured in this run; without it the SVMlin column quotes REFERENCE.md.
+
+Usage: [SVMLIN=/path/to/svmlin] python bench/bench_s3vm.py [--only SPLIT ...] [--reps N]
 """
 
 from __future__ import annotations
@@ -59,7 +64,40 @@ def split_r(split):
     return float(m.group(1))
 
 
-def run_cli(split, algo, extra, r, tmp, reps):
+SVMLIN_CODE = {"svm": 1, "tsvm": 2, "da": 3}
+
+
+def svmlin_files(split, tmp, labeled_only=False):
+    """SVMlin's layout of a split's training file: examples (features only) and labels
+    (its supervised mode aborts on label-0 rows: ``labeled_only`` drops them)."""
+    train = (SHARED / "bench" / split / "train.svm").read_text().splitlines()
+    if labeled_only:
+        train = [ln for ln in train if ln.split(" ", 1)[0] != "0"]
+    tag = ".labeled" if labeled_only else ""
+    ex, lab = tmp / f"{split}{tag}.examples", tmp / f"{split}{tag}.labels"
+    ex.write_text("".join((ln.split(" ", 1)[1] if " " in ln else "") + "\n" for ln in train))
+    lab.write_text("".join(ln.split(" ", 1)[0] + "\n" for ln in train))
+    return ex, lab
+
+
+def svmlin_accuracy(split, weights):
+    """Test and transductive accuracy % of SVMlin's weights file (its last weight: the bias)."""
+    w = np.loadtxt(weights)
+    test = read_dataset(str(SHARED / "bench" / split / "test.svm"))
+    train = read_dataset(str(SHARED / "bench" / split / "train.svm"))
+    truth = np.loadtxt(SHARED / "bench" / split / "train.truth")
+
+    def labels(X):
+        d = min(X.shape[1], w.size - 1)
+        return np.where(X[:, :d] @ w[:d] + w[-1] > 0, 1, -1)
+
+    unl = train.y == 0
+    return (100.0 * np.mean(labels(test.X) == test.y),
+            100.0 * np.mean(labels(train.X[unl]) == truth[unl]))
+
+
+def run_cli(split, algo, extra, r, tmp, reps, svmlin=None):
+    """Ours (and SVMlin's, given its program) in turn: medians of whole-process seconds."""
     train = SHARED / "bench" / split / "train.svm"
     args = [BIN / "ssl-train", "--verbose", "-a", algo, "-W", "0.001", *extra]
     if algo != "svm":
@@ -67,7 +105,19 @@ def run_cli(split, algo, extra, r, tmp, reps):
     args += ["-l", tmp / "trans", train, tmp / "model"]
     ts = []
     fits = []
+    ref_ts = []
+    if svmlin is not None:
+        ex, lab = svmlin_files(split, tmp, labeled_only=algo == "svm")
+        ref_args = [svmlin, "-A", str(SVMLIN_CODE[algo]), "-W", "0.001", *extra]
+        if algo != "svm":
+            ref_args += ["-U", "1", "-R", repr(r)]
+        ref_args += [ex, lab]
     for _ in range(reps):
+        if svmlin is not None:
+            t0 = time.perf_counter()
+            subprocess.run([str(a) for a in ref_args], check=True, capture_output=True,
+                           cwd=tmp)
+            ref_ts.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         done = subprocess.run([str(a) for a in args], check=True, capture_output=True, text=True)
         ts.append(time.perf_counter() - t0)
@@ -81,7 +131,10 @@ def run_cli(split, algo, extra, r, tmp, reps):
     trans = np.loadtxt(tmp / "trans")
     trans_acc = 100.0 * np.mean(trans == truth[y == 0])
     obj = re.search(r"^stat objective (\S+)", (tmp / "model").read_text(), re.M).group(1)
-    return statistics.median(ts), statistics.median(fits), test_acc, trans_acc, float(obj)
+    ref = None
+    if svmlin is not None:
+        ref = (*svmlin_accuracy(split, str(ex) + ".weights"), statistics.median(ref_ts))
+    return statistics.median(ts), statistics.median(fits), test_acc, trans_acc, float(obj), ref
 
 
 def main():
@@ -90,17 +143,20 @@ def main():
     ap.add_argument("--reps", type=int, default=1)
     args = ap.parse_args()
     splits = args.only or list(SVMLIN)
-    print("| split | method | ours: test / transductive % | ours: time (process) | "
-          "solver alone | SVMlin: test / transductive % (time) | ratio (process) | "
-          "objective |")
+    svmlin = os.environ.get("SVMLIN")
+    source = "measured here, in turn" if svmlin else "REFERENCE.md"
+    print(f"| split | method | ours: test / transductive % | ours: time (process) | "
+          f"solver alone | SVMlin ({source}): test / transductive % (time) | ratio (process) "
+          f"| objective |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as td:
         tmp = Path(td)
         for split in splits:
             r = split_r(split)
             for name, (algo, extra) in METHODS.items():
-                t, fit_t, acc, tacc, obj = run_cli(split, algo, extra, r, tmp, args.reps)
-                ref = SVMLIN[split][name]
+                t, fit_t, acc, tacc, obj, measured = run_cli(split, algo, extra, r, tmp,
+                                                             args.reps, svmlin)
+                ref = measured or SVMLIN[split][name]
                 print(f"| {split} | {name} | {acc:.2f} / {tacc:.2f} | {t:.2f} s | {fit_t:.2f} s"
                       f" | {ref[0]:.2f} / {ref[1]:.2f} ({ref[2]:g} s) | {t / ref[2]:.2f} | "
                       f"{obj:.6g} |", flush=True)
