@@ -103,7 +103,10 @@ class Grid:
 
 
 def format_value(v) -> str:
-    """A grid value as printed and matched on resume: shortest exact repr for floats."""
+    """A grid value as printed and matched on resume: shortest exact repr for floats, auto
+    for a value chosen at run time (None)."""
+    if v is None:
+        return "auto"
     if isinstance(v, float):
         return repr(v)
     return str(v)

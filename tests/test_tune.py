@@ -333,3 +333,10 @@ def test_progress_on_stderr():
     assert len(r.stdout.splitlines()) == 3  # the bar never reaches stdout
     q = run("ssl-tune", "-q", "-a", "svm", "-G", "lambda=1,0.1", PCMAC, check=0)
     assert q.stderr == "" and q.stdout.splitlines()[-1] == r.stdout.splitlines()[-1]
+
+
+def test_named_values_on_the_grid():
+    r = run("ssl-tune", "-q", "-a", "laprls", "-v", "3", "-G", "gamma=features,auto,0.5", PCMAC,
+            check=0)
+    assert sorted(ln.split()[0] for ln in r.stdout.splitlines()[:-1]) == [
+        "gamma=0.5", "gamma=auto", "gamma=features"]
