@@ -21,6 +21,8 @@ import re
 
 import numpy as np
 
+from formats import LABEL_MAX
+
 # Error codes returned in err[0]; the messages live in formats.svmlight.
 OK = 0
 E_LABEL = 1
@@ -38,9 +40,6 @@ E_LABEL_RANGE = 12
 E_VALUE_LARGE = 13
 
 INDEX_MAX = 2147483647
-# Labels are integers in [-LABEL_MAX, LABEL_MAX] (a C int, as LIBSVM's and LIBLINEAR's
-# programs print them): exact in a double, the same after a model file's round trip.
-LABEL_MAX = 2147483647
 # Feature values and costs are at most VALUE_MAX in magnitude: squares and sums of squares
 # over millions of rows (the solvers' Hessians, kernels) then stay far from overflow.
 VALUE_MAX = 1e50

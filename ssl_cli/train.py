@@ -15,8 +15,8 @@ import time
 
 import click
 
+from formats import LABEL_MAX
 from formats.errors import DataError
-from formats.textparse import LABEL_MAX
 from solvers.params import TV_OUT_OF_SAMPLE
 from solvers.registry import ALGORITHMS, all_params, by_svmlin_code
 from ssl_cli import process

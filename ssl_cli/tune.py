@@ -16,8 +16,8 @@ import time
 import click
 import numpy as np
 
+from formats import LABEL_MAX
 from formats.errors import DataError
-from formats.textparse import LABEL_MAX
 from solvers.errors import MemoryLimitError
 from solvers.multiclass import class_labels
 from solvers.registry import ALGORITHMS, by_svmlin_code

@@ -130,6 +130,8 @@ def _modules_loaded(prog, *args):
     ("train", ["-a", "svm", "--prior", "0.5", "x.svm"]),  # an option of another solver
     ("predict", ["--help"]),
     ("predict", ["x.svm"]),                               # missing argument
+    ("export", ["--help"]),
+    ("export", ["-f", "nonsense", "m", "o"]),
 ])
 def test_help_and_option_errors_load_no_numerical_library(prog, args):
     assert _modules_loaded(prog, *args) == ""
