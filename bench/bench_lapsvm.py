@@ -158,7 +158,7 @@ def _table3_row(name) -> str:
         Xtr, ytr, Xte, yte = _large(name)
         Xv = yv = None
     params = P.params_for(name)
-    spec = lapsvm.kernel_spec({**ALGORITHMS["lapsvm"].defaults(), **params}, Xtr.shape[1])
+    spec = lapsvm.kernel_spec({**ALGORITHMS["lapsvm"].defaults(), **params}, Xtr)
     t0 = time.perf_counter()
     lap, _ = graph.build(Xtr, params["neighbors"], width=params.get("heat_width"),
                          degree=params["laplacian_degree"])

@@ -19,13 +19,37 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from solvers.errors import ProblemError
-from solvers.kernels import block_rows_for, dot_block, prepare, sqnorms
+from solvers.kernels import (
+    SAMPLE_ROWS,
+    block_rows_for,
+    dot_block,
+    median_gamma,
+    median_sqdist,
+    prepare,
+    sample_rows,
+    sqnorms,
+)
 
 log = logging.getLogger("ssl.solver.graph")
 
 WEIGHTS = ("heat", "binary", "self-tuning")
 LAPLACIANS = ("normalized", "unnormalized")
 REFINE = 8  # extra candidates whose distances are recomputed exactly
+# Data-driven graph of the manifold solvers (-k auto, --laplacian-degree auto): the contrast
+# (median distance of sampled rows to their 2nd nearest row / median distance between rows)
+# says how much more the nearest neighbours tell than a typical row does; the graph grows
+# denser and its regulariser smoother as it rises. (The 2nd, not the 1st: one duplicate row
+# does not make the data look like a manifold; not the 10th: that one moves with the number
+# of rows, and the paper's subsets crossed a threshold.) Calibrated on the paper's sets
+# (bench/lapsvm_protocol.py, 4 splits, error on the unlabeled rows at defaults; contrast on the
+# whole set / the training parts): coil20 0.18 / 0.22 — a sharp manifold, 6 neighbours and L
+# (10 and L² cost coil20 6 points); uspst 0.37 / 0.39, usps 4-9 0.46 — 10 and L² (uspstb
+# LapRLS 10.3 → 6.7 % against 6 and L); g50c 0.76 / 0.77, pcmac 0.84 / 0.87 — distances
+# concentrate, a 10-NN graph is mostly noise, and 50 neighbours with L⁵ (Sindhwani et al.'s
+# setting for these sets) take g50c from 17 to 6 % and pcmac from 30 to 10 %.
+CONTRAST_NEIGHBOR = 2
+# (contrast below which, neighbours, Laplacian degree), the last applies to all larger
+AUTO_GRAPHS = ((0.3, 6, 1), (0.6, 10, 2), (float("inf"), 50, 5))
 BLOCK_BYTES_EXACT = 32 << 20
 
 
@@ -149,6 +173,59 @@ def adjacency(idx: np.ndarray, dist: np.ndarray, weights: str = "heat",
     return W, t
 
 
+def neighbour_contrast(X, k: int = CONTRAST_NEIGHBOR, rows: int = SAMPLE_ROWS,
+                       seed: int = 0) -> float:
+    """Median over ``rows`` sampled rows of the Euclidean distance to their k-th nearest other
+    row (among all rows), divided by the median distance between sampled rows (the sample of
+    kernels.median_sqdist, the rbf default's): near 1 when distances concentrate, small on a
+    manifold; 0 when the sampled rows coincide. Cost: sample × all rows distances, in blocks
+    of columns."""
+    Xp = prepare(X)
+    n = Xp.shape[0]
+    med = median_sqdist(Xp, rows, seed)
+    if n < 2 or not med > 0:
+        return 0.0
+    idx = sample_rows(n, rows, seed)
+    A = Xp[idx]
+    sa = sqnorms(A)
+    kk = min(k, n - 1)
+    best = np.full((idx.size, kk), np.inf)
+    step = block_rows_for(idx.size)
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        B = Xp[s:e]
+        D = sa[:, None] + sqnorms(B)[None, :] - 2.0 * dot_block(A, B)
+        own = (idx >= s) & (idx < e)
+        D[np.flatnonzero(own), idx[own] - s] = np.inf
+        both = np.concatenate([best, np.maximum(D, 0.0)], axis=1)
+        best = np.partition(both, kk - 1, axis=1)[:, :kk]
+    return float(np.median(np.sqrt(best.max(axis=1)))) / float(np.sqrt(med))
+
+
+def auto_graph(X, neighbors: int | None, degree: int | None) -> tuple[int, int, str]:
+    """(neighbours, Laplacian degree, how chosen) for the manifold solvers: given values kept;
+    None (auto) from :func:`neighbour_contrast` by AUTO_GRAPHS; the neighbours at most
+    rows − 1."""
+    if neighbors is not None and degree is not None:
+        return int(neighbors), int(degree), "given"
+    c = neighbour_contrast(X)
+    k, p = next((k, p) for below, k, p in AUTO_GRAPHS if c < below)
+    k = min(k, max(1, X.shape[0] - 1))
+    how = (f"auto: a row's {'2nd' if CONTRAST_NEIGHBOR == 2 else f'{CONTRAST_NEIGHBOR}th'} "
+           f"nearest row is at {c:.2f} of the median distance between rows")
+    return (k if neighbors is None else int(neighbors),
+            p if degree is None else int(degree), how)
+
+
+def graph_gamma(t: float, X) -> tuple[float, str]:
+    """(γ, how chosen) of the rbf kernel as wide as the graph's heat weights:
+    ``exp(-γ d²) = exp(-d²/(2t²))``, γ = 1/(2t²) with t the heat width (mean distance to the k
+    neighbours unless given); the median heuristic when t is 0 (all neighbours duplicates)."""
+    if t > 0:
+        return 1.0 / (2.0 * t * t), f"auto: 1/(2t²), t = {t:.6g} the graph's heat width"
+    return median_gamma(X), "auto: 1/median squared distance (every neighbour a duplicate)"
+
+
 @dataclass
 class Laplacian:
     """The graph Laplacian ``L`` (CSR, symmetric PSD) used as the operator ``L^degree``.
@@ -203,7 +280,7 @@ def build(X, k: int = 6, weights: str = "heat", width: float | None = None,
     idx, dist = knn(X, k)
     W, t = adjacency(idx, dist, weights, width)
     lap = Laplacian.from_weights(W, normalized, degree)
-    stats = {"graph_edges": W.nnz // 2, "heat_width": t}
+    stats = {"graph_edges": W.nnz // 2, "heat_width": t, "mean_distance": float(np.mean(dist))}
     log.info("graph: %d-NN, %d edges, %s weights%s, %s Laplacian%s", k, W.nnz // 2, weights,
              f" (t = {t:.6g})" if weights == "heat" else "",
              "normalized" if normalized else "unnormalized",

@@ -241,24 +241,34 @@ def gram(spec: KernelSpec, X, memory_limit: int | None = None, what: str = "kern
 SAMPLE_ROWS = 256  # rows sampled for the median-distance width
 
 
+def sample_rows(m: int, rows: int = SAMPLE_ROWS, seed: int = 0) -> np.ndarray:
+    """Sorted indices of ``rows`` of m rows drawn without replacement (all when fewer): the
+    sample every data-driven default (kernel width, graph) is judged on."""
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(m, rows, replace=False)) if m > rows else np.arange(m)
+
+
 def _sample_distances(X, rows: int, seed: int) -> np.ndarray:
     """Squared distances between ``rows`` rows of X drawn without replacement (all rows when
     there are fewer), as a square matrix."""
-    m = X.shape[0]
-    rng = np.random.default_rng(seed)
-    idx = np.sort(rng.choice(m, rows, replace=False)) if m > rows else np.arange(m)
-    A = X[idx]
+    A = X[sample_rows(X.shape[0], rows, seed)]
     sq = sqnorms(A)
     return np.maximum(sq[:, None] + sq[None, :] - 2.0 * dot_block(A, A), 0.0)
+
+
+def median_sqdist(X, rows: int = SAMPLE_ROWS, seed: int = 0) -> float:
+    """Median squared distance between distinct sampled rows (0 when all coincide)."""
+    D = _sample_distances(X, rows, seed)
+    d = D[~np.eye(D.shape[0], dtype=bool)]
+    d = d[d > 0]
+    return float(np.median(d)) if d.size else 0.0
 
 
 def median_gamma(X, rows: int = SAMPLE_ROWS, seed: int = 0) -> float:
     """1 / median squared distance between distinct sampled rows (the rbf kernel is then e⁻¹
     at the median distance: the median heuristic); 1 when all sampled rows coincide."""
-    D = _sample_distances(X, rows, seed)
-    d = D[~np.eye(D.shape[0], dtype=bool)]
-    d = d[d > 0]
-    return 1.0 / float(np.median(d)) if d.size else 1.0
+    med = median_sqdist(X, rows, seed)
+    return 1.0 / med if med > 0 else 1.0
 
 
 def resolve_gamma(gamma, kernel: str, X) -> tuple[float, str]:

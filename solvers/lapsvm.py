@@ -376,9 +376,14 @@ PARAMS = {name: SOLVER_PARAMS[name] for name in ("lapsvm", "laprls")}
 DIRECT_MAX_ROWS = 4000
 
 
-def kernel_spec(params: dict, X, tag: str = "") -> KernelSpec:
-    """The kernel of ``params`` with γ resolved on the training rows X (said when chosen)."""
-    gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
+def kernel_spec(params: dict, X, heat_width: float | None = None, tag: str = "") -> KernelSpec:
+    """The kernel of ``params`` with γ resolved on the training rows X (said when chosen):
+    rbf auto is as wide as the graph's heat weights when ``heat_width`` (the graph's t) is
+    given (graph.graph_gamma), else the median heuristic."""
+    if params["gamma"] is None and params["kernel"] == "rbf" and heat_width is not None:
+        gamma, how = graph_mod.graph_gamma(heat_width, X)
+    else:
+        gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
     if how != "given" and params["kernel"] != "linear":
         log.info("%skernel γ = %.6g (%s)", tag, gamma, how)
     return KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
@@ -398,7 +403,6 @@ def _fit(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d_feat = X.shape
-        spec = kernel_spec(params, X)
         solver = params["solver"]
         if solver == "auto":
             solver = "newton" if n <= DIRECT_MAX_ROWS else "pcg"
@@ -413,6 +417,10 @@ def _fit(name: str):
         init = None  # {"init": seeds}: seeds from a model (ssl-train --init), nothing else
         if warm is not None and "init" in warm:
             init, warm = warm["init"], None
+        k_nn, lap_deg, how = graph_mod.auto_graph(X, params["neighbors"],
+                                                  params["laplacian_degree"])
+        if how != "given":
+            log.info("graph: %d neighbours, Laplacian degree %d (%s)", k_nn, lap_deg, how)
         if warm is None or warm.get("n") != n:
             # what is held at once, checked before the graph is built: K, and for Newton its
             # system (plus two intermediates of L^{p-1}K when p > 1)
@@ -420,27 +428,27 @@ def _fit(name: str):
             plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
             if solver == "newton":
                 plan.append((f"Newton system {nb}×{nb}",
-                             8 * nb * nb * (3 if params["laplacian_degree"] > 1 else 1)))
+                             8 * nb * nb * (3 if lap_deg > 1 else 1)))
             kernels.check_plan(plan, max_memory)
         c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
-        log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
-                 int(np.sum(y == 0)), spec.describe(), solver,
-                 f", early stop {early}" if solver == "pcg" else "")
-
-        gkey = tuple(params[k] for k in ("neighbors", "graph_weights", "heat_width",
-                                         "laplacian", "laplacian_degree"))
+        gkey = (k_nn, params["graph_weights"], params["heat_width"], params["laplacian"],
+                lap_deg)
         if warm is not None and warm["graph_key"] == gkey and warm["n"] == n:
             Xp, lap, gstats = warm["Xp"], warm["lap"], warm["gstats"]
             graph_time = 0.0
         else:
             Xp = kernels.prepare(X)  # once for the graph, the kernel and the validation rows
             tg = time.perf_counter()
-            lap, gstats = graph_mod.build(Xp, params["neighbors"], params["graph_weights"],
+            lap, gstats = graph_mod.build(Xp, k_nn, params["graph_weights"],
                                           params["heat_width"],
-                                          params["laplacian"] == "normalized",
-                                          params["laplacian_degree"])
+                                          params["laplacian"] == "normalized", lap_deg)
             graph_time = time.perf_counter() - tg
             warm = None  # a new graph: the kernel and seeds belong to other rows
+        spec = kernel_spec(params, X, gstats["mean_distance"] if math.isnan(
+            gstats["heat_width"]) else gstats["heat_width"])
+        log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
+                 int(np.sum(y == 0)), spec.describe(), solver,
+                 f", early stop {early}" if solver == "pcg" else "")
         if warm is not None and warm["kernel"] == spec:
             K, kernel_time = warm["K"], 0.0
             seeds = warm["seeds"]
@@ -490,6 +498,8 @@ def _fit(name: str):
         model.stats["n_rows"] = [n]
         model.stats["n_unlabeled"] = [int(np.sum(y == 0))]
         model.stats["graph_edges"] = [gstats["graph_edges"]]
+        model.stats["neighbors"] = [k_nn]
+        model.stats["laplacian_degree"] = [lap_deg]
         if params["graph_weights"] == "heat":
             model.stats["heat_width"] = [gstats["heat_width"]]
         model.stats["kernel_gamma"] = [spec.gamma]

@@ -165,6 +165,13 @@ GAMMA = Param("gamma", ("-g", "--gamma"), float, None,
 DEGREE = Param("degree", ("-d", "--degree"), int, 3, "poly kernel degree", low=1, high=50)
 COEF0 = Param("coef0", ("-r", "--coef0"), float, 0.0, "poly kernel coef0")
 
+# The graph solvers' rbf default: the kernel at the scale of the graph (graph.graph_gamma).
+GRAPH_GAMMA = GAMMA.with_default(
+    None, "kernel γ (rbf, poly); auto = rbf: 1/(2t²), as wide as the graph's heat weights (t = "
+          "--heat-width, by default the mean distance to the k neighbours; printed), poly: "
+          "1/number of features; features = 1/number of features, LIBSVM's default; a "
+          "Gaussian of width σ is γ = 1/(2σ²)")
+
 # The kNN graph and its Laplacian, shared by the manifold and TV solvers.
 NEIGHBORS = Param("neighbors", ("-k", "--neighbors"), int, 6,
                   "number of nearest neighbours of each row in the graph (Euclidean)", low=1)
@@ -179,9 +186,17 @@ HEAT_WIDTH = Param("heat_width", ("--heat-width",), float, None,
 LAPLACIAN = Param("laplacian", ("--laplacian",), str, "normalized",
                   "graph Laplacian: normalized I - D^-1/2 W D^-1/2, or unnormalized D - W",
                   choices=("normalized", "unnormalized"), metavar="NAME")
-LAPLACIAN_DEGREE = Param("laplacian_degree", ("--laplacian-degree",), int, 1,
-                         "power p of the Laplacian in the graph regulariser (L^p)", low=1,
-                         high=20)
+LAPLACIAN_DEGREE = Param("laplacian_degree", ("--laplacian-degree",), int, None,
+                         "power p of the Laplacian in the graph regulariser (L^p); auto = "
+                         "chosen with -k auto (see -k)", low=1, high=20, names=("auto",))
+# The manifold solvers' graph: -k auto looks at the data (graph.auto_graph).
+_LAP_NEIGHBORS = replace(
+    NEIGHBORS, default=None, names=("auto",),
+    help="number of nearest neighbours of each row in the graph (Euclidean); auto: from c = "
+         "median distance of 256 sampled rows to their 2nd nearest row / median distance "
+         "between rows — c < 0.3 (sharp manifold): 6 with --laplacian-degree 1; c < 0.6: 10 "
+         "with degree 2; else (distances concentrate: text, noisy clusters) 50 with degree 5; "
+         "the choice is printed")
 
 # --------------------------------------------------------------------------- each solver's list
 # Declared here, in a module that imports no numerical library, so that the registry, the
@@ -225,8 +240,8 @@ _LAP_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop n
                                 "at α = 0")
 _LAP_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
                                   "(default 50)")
-_LAP_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN,
-               LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
+_LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH,
+               LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
 _LAP_PARAMS = {
     "lapsvm": _LAP_COMMON + (_LAP_SOLVER, _EARLY_STOP, _LAP_EPS, _LAP_BIAS, _LAP_ITER),
     "laprls": _LAP_COMMON + (
@@ -331,8 +346,8 @@ _TOL_TV = _TOL.with_default(1e-2)
 _TV_ITER = replace(MAX_ITER, high=100_000).with_default(100, "maximum number of outer "
                                                         "iterations")
 _NEIGHBORS = NEIGHBORS.with_default(10)
-_TV_COMMON = (KERNEL, GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH, _TV_LAMBDA, _R1,
-              _NYSTROM)
+_TV_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH,
+              _TV_LAMBDA, _R1, _NYSTROM)
 _TAIL = (_TOL, _TV_ITER, _PROX_TOL)
 _TAIL_TV = (_TOL_TV, _TV_ITER, _PROX_TOL)
 _TV_PARAMS = {

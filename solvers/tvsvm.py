@@ -172,15 +172,15 @@ def nystrom(spec: KernelSpec, Xp, m: int, seed: int = 0, memory_limit: int | Non
 
 def setup(X, spec: KernelSpec, neighbors: int = 10, weights: str = "heat",
           width: float | None = None, lam: float = 1.0, r: float = 1.0,
-          memory_limit: int | None = None, factor: bool = True, rank: int = 0
-          ) -> TVSetup | LowRankSetup:
+          memory_limit: int | None = None, factor: bool = True, rank: int = 0,
+          W: sp.csr_matrix | None = None) -> TVSetup | LowRankSetup:
     """Build the kNN graph (OR-symmetrised, heat weights with t = mean kNN distance unless
-    ``width``) and the kernel system: with ``rank`` 0 the exact K (n×n, announced and bounded
-    by ``memory_limit``) and the factor of λI + rK; with ``rank`` m > 0 the Nyström
-    factorisation over m landmark rows (``LowRankSetup``)."""
+    ``width``; or take the weights ``W`` already built) and the kernel system: with ``rank`` 0
+    the exact K (n×n, announced and bounded by ``memory_limit``) and the factor of λI + rK;
+    with ``rank`` m > 0 the Nyström factorisation over m landmark rows (``LowRankSetup``)."""
     Xp = kernels.prepare(X)
-    idx, dist = graph.knn(Xp, neighbors)
-    W, _ = graph.adjacency(idx, dist, weights, width)
+    if W is None:
+        W, _ = graph.adjacency(*graph.knn(Xp, neighbors), weights, width)
     edges = tv.Edges.from_adjacency(W)
     if rank > 0:
         Z, T, landmarks = nystrom(spec, Xp, rank, memory_limit=memory_limit)
@@ -755,14 +755,6 @@ def _fit_tv(name: str):
         if cost is not None and np.any(np.asarray(cost) != 1.0):
             log.warning("%s: per-row cost factors (cost:) are ignored", name)
         multi = len(classes) > 2
-        gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
-        if how != "given" and params["kernel"] != "linear":
-            log.info("%s: kernel γ = %.6g (%s)", name, gamma, how)
-        spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
-                          float(params["coef0"]))
-        log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
-                 int(np.sum(y == 0)), len(classes), "multi-class" if multi else "binary",
-                 spec.describe())
         # what setup() holds at once, checked before the graph is built: K and the factor
         # of λI + rK (exact kernel) or the Nyström factor and its copy
         m = min(params["nystrom"], n)
@@ -770,10 +762,23 @@ def _fit_tv(name: str):
                            [(f"kernel matrix {n}×{n}", 8 * n * n),
                             (f"factor {n}×{n}", 8 * n * n)], max_memory)
         ts = time.perf_counter()
+        idx, dist = graph.knn(kernels.prepare(X), params["neighbors"])
+        W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
+        if params["gamma"] is None and params["kernel"] == "rbf":
+            gamma, how = graph.graph_gamma(t if t == t else float(np.mean(dist)), X)
+        else:
+            gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
+        if how != "given" and params["kernel"] != "linear":
+            log.info("%s: kernel γ = %.6g (%s)", name, gamma, how)
+        spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
+                          float(params["coef0"]))
+        log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
+                 int(np.sum(y == 0)), len(classes), "multi-class" if multi else "binary",
+                 spec.describe())
         st = setup(X, spec, params["neighbors"], params["graph_weights"], params["heat_width"],
                    params["lambda"], params["r1"], max_memory,
                    factor=not (multi and method == "tv" and loss == "rls"),
-                   rank=params["nystrom"])
+                   rank=params["nystrom"], W=W)
         setup_time = time.perf_counter() - ts
         log.info("graph (%d edges), kernel and factor%s: %.2f s", st.edges.m,
                  f" (Nyström, {st.Z.shape[1]} of {st.landmarks.size} landmark directions)"

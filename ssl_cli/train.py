@@ -659,10 +659,14 @@ def _warn_setting(algo, params: dict, X, log) -> None:
             what = ("the identity (even nearest neighbours have kernel values < 0.01)"
                     if kind == "identity" else
                     "constant (even the farthest rows have kernel values > 0.99)")
+            from solvers.params import GRAPH_GAMMA
+
+            try_ = ("-g auto (the default: as wide as the graph's heat weights) or the "
+                    f"median-distance width -g {g_med:.3g}" if algo.param("gamma") == GRAPH_GAMMA
+                    else f"the median-distance width -g {g_med:.3g} (the default, -g auto)")
             log.warning("rbf width -g %s%s makes the kernel matrix essentially %s on these "
-                        "rows: try the median-distance width -g %.3g (the default, -g auto)",
-                        fmt(gamma), " (features: 1/features)" if params["gamma"] == "features"
-                        else "", what, g_med)
+                        "rows: try %s", fmt(gamma), " (features: 1/features)"
+                        if params["gamma"] == "features" else "", what, try_)
     if (algo.name in ("lapsvm", "laprls") and params.get("kernel") == "linear"
             and not params.get("bias")):
         log.warning("%s -t linear without a bias (-B 0, lapsvmp's default): f = Kα passes "

@@ -255,10 +255,16 @@ def test_gamma_auto_and_features(tmp):
     from solvers.kernels import median_gamma
 
     data = read_dataset(str(SAMPLES / "pcmac.train"))
-    run("ssl-train", "-q", "-a", "laprls", SAMPLES / "pcmac.train", tmp / "a", check=0)
+    run("ssl-train", "-q", "-a", "usmo", "--negatives-as-unlabeled", "-t", "rbf",
+        SAMPLES / "pcmac.train", tmp / "a", check=0)
     m = read_model(str(tmp / "a"))
     assert m.params["gamma"] == "auto"
     assert m.function.kernel.gamma == median_gamma(data.X)  # the width recorded is the one used
+    # a graph solver's auto width is the graph's: 1/(2t²), t its heat width
+    run("ssl-train", "-q", "-a", "laprls", SAMPLES / "pcmac.train", tmp / "a", check=0)
+    m = read_model(str(tmp / "a"))
+    t = m.stats["heat_width"][0]
+    assert m.params["gamma"] == "auto" and m.function.kernel.gamma == 1 / (2 * t * t)
     run("ssl-train", "-q", "-a", "laprls", "-g", "features", SAMPLES / "pcmac.train", tmp / "f",
         check=0)
     m = read_model(str(tmp / "f"))

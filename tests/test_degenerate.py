@@ -37,13 +37,22 @@ def test_rbf_width_that_makes_the_kernel_degenerate(tmp):
     (w,) = warnings(r.stderr)
     m = re.fullmatch(r"ssl-train: warning: rbf width -g 0.000133191 \(features: 1/features\) "
                      r"makes the kernel matrix essentially constant \(even the farthest rows have "
-                     r"kernel values > 0.99\) on these rows: try the median-distance width -g "
-                     r"(\S+) \(the default, -g auto\)", w)
+                     r"kernel values > 0.99\) on these rows: try -g auto \(the default: as wide "
+                     r"as the graph's heat weights\) or the median-distance width -g (\S+)", w)
     assert m, w
     g_med = m.group(1)
-    # the default is that width: no warning, and γ said on stderr
+    # the default for a graph solver is the graph's scale: no warning, γ = 1/(2t²) said
     r = run("ssl-train", "-a", "lapsvm", PCMAC, tmp / "m", check=0)
     assert warnings(r.stderr) == []
+    said = re.search(r"kernel γ = (\S+) \(auto: 1/\(2t²\), t = (\S+) the graph's heat "
+                     r"width\)", r.stderr)
+    assert said, r.stderr
+    t = float(said.group(2))
+    assert float(said.group(1)) == pytest.approx(1 / (2 * t * t), rel=1e-5)
+    assert f"heat weights (t = {said.group(2)})" in r.stderr
+    # the median width is usmo's default (no graph)
+    r = run("ssl-train", "-a", "usmo", "--negatives-as-unlabeled", "-t", "rbf", PCMAC,
+            tmp / "m", check=0)
     said = re.search(r"kernel γ = (\S+) \(auto: 1/median squared distance between 256 sampled "
                      r"rows; -g features for LIBSVM's 1/features\)", r.stderr)
     assert said and float(said.group(1)) == pytest.approx(float(g_med), rel=1e-2)

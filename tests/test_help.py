@@ -38,9 +38,14 @@ def test_all_solver_help_says_each_text_once(prog):
     assert ("rls, svm, tsvm, da: regularisation λ: the objective is λ/2·||w||² + loss "
             "(SVMlin's -W); range (0, 1e+15], default 1;") in text
     # one meaning, defaults that differ by solver: said once, the defaults grouped by value
-    assert ("number of nearest neighbours of each row in the graph (Euclidean). Range [1, "
-            "2147483647], default 6 (lapsvm, laprls), 10 (tvrls, tvsvm, cheeger-rls, "
-            "cheeger-svm)") in text.replace("cheeger- ", "cheeger-")
+    assert ("linear (0), poly (1), rbf (2), default rbf (lapsvm, laprls, tvrls, tvsvm, "
+            "cheeger-rls, cheeger-svm), linear (usmo)") in text.replace("cheeger- ", "cheeger-")
+    # texts that differ are said per solver
+    assert ("tvrls, tvsvm, cheeger-rls, cheeger-svm: number of nearest neighbours of each row "
+            "in the graph (Euclidean); range [1, 2147483647], default 10"
+            ) in text.replace("cheeger- ", "cheeger-")
+    assert ("lapsvm, laprls: number of nearest neighbours of each row in the graph (Euclidean); "
+            "auto: from c =") in text
 
 
 def test_shell_completion():

@@ -296,7 +296,7 @@ def test_early_stopping_stability_on_usps49():
 def test_validation_early_stop_keeps_the_best_check():
     tr, te = _usps49()
     p = ALGORITHMS["lapsvm"].defaults()
-    p.update(gamma=1.0 / (2 * 9.4 ** 2), neighbors=10, early_stop="validation")
+    p.update(gamma=1.0 / (2 * 9.4 ** 2), neighbors=10, laplacian_degree=1, early_stop="validation")
     V = (te.X[:100], te.y[:100])
     m = ALGORITHMS["lapsvm"].fit(tr.X, tr.y, None, p, validation=V)
     err = np.sum(m.predict(V[0]) != V[1])
