@@ -27,7 +27,7 @@ from liblinear.liblinearutil import train as ll_train
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from formats.svmlight import read_dataset  # noqa: E402
 from solvers.linalg import svm_objective  # noqa: E402
-from solvers.linear import l2svm_mfn  # noqa: E402
+from solvers.linear import SVM_FORCING, l2svm_mfn  # noqa: E402
 
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
@@ -78,7 +78,7 @@ def bench(name, X, y, lam, reps):
     prob = ll_problem(y.tolist(), X)  # conversion not timed: liblinear's own data structure
 
     def ours(eps):
-        return l2svm_mfn(X, y, ones, lam, eps=eps)
+        return l2svm_mfn(X, y, ones, lam, eps=eps, forcing=SVM_FORCING)
 
     def theirs(eps):
         m = ll_train(prob, f"-s 2 -B 1 -c {C!r} -e {eps!r} -q")

@@ -186,7 +186,7 @@ STALL = 1e-15  # a CG step that lowers the objective by this fraction of all it 
 
 @njit(cache=True)
 def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
-         threads=1):
+         threads=1, forcing=0.0):
     """Seeded (preconditioned) conjugate gradient for the regularised least-squares problem
 
         (λI + X_Jᵀ C_J X_J) β = X_Jᵀ C_J Y_J
@@ -196,7 +196,8 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     ``r = X_Jᵀ z - λβ`` (SVMlin's rule, on the unpreconditioned residual) or after ``itermax``
     iterations. With ``precondition`` the search directions use the diagonal preconditioner
     of :func:`_jacobi` (the iterates solve the same system; only the path to it is shorter on
-    badly scaled data).
+    badly scaled data). With ``forcing`` > 0 it also stops, returning not converged, once
+    ``||r|| <= forcing ||r₀||`` (r₀ the residual at the seed: a truncated Newton step).
     ``threads`` > 1 runs the row products on that many threads when the active rows hold at
     least PARALLEL_NNZ values (pass ``numba.get_num_threads()``).
     Returns (converged, iterations).
@@ -233,6 +234,7 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     eps2 = eps * eps
     if omega1 <= eps2 * omega_z:
         return True, 0
+    inexact = forcing * forcing * omega1
     omega_p = 0.0
     for k in range(n):
         omega_p += p[k] * p[k]
@@ -270,6 +272,8 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
             rho_new += r[k] * r[k] * m_inv[k]
         if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
             return True, it
+        if omega1 <= inexact:
+            return False, it
         scale = rho_new / rho
         rho = rho_new
         omega_p = 0.0

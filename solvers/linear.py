@@ -46,7 +46,7 @@ def _csr(X) -> sp.csr_matrix:
 
 
 def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=None, o0=None,
-              tag="", precondition=True, phys=None) -> LinearResult:
+              tag="", precondition=True, phys=None, forcing=0.0) -> LinearResult:
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton.
 
     Each Newton step solves the regularised least-squares problem on the active rows
@@ -55,6 +55,12 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
     is 0.01 until that loose problem is optimal, then ``eps``. Stops when the Newton point is
     optimal (CGLS converged and every margin agrees with the active set within eps), when the
     objective changes by less than 1e-9 relatively, or after ``max_iter`` Newton steps.
+
+    ``forcing`` > 0 truncates the Newton steps: a step's CG also stops once its residual is
+    ``forcing`` times the step's first (the gradient at w), unconverged, so the step is only
+    as accurate as the distance to the optimum warrants (inexact Newton); once such steps stop
+    moving the objective the systems are solved to eps again. The optimality test is the same,
+    so is the optimum; 0 keeps SVMlin's steps exactly (tsvm and da follow SVMlin's path).
 
     A warm start (``w0``, SVMlin's seeding) may pass ``o0 = X̃ w0`` to save one product.
     With ``phys``, the sum runs over virtual rows v: target Y[v] and cost C[v] on the row
@@ -102,7 +108,7 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
         w_bar = w.copy()
         o_bar = o.copy()
         opt, cg_it = la.cgls(*a, Ye, Ce, J, lam, w_bar, o_bar, eps_cur, cgmax, precondition,
-                             threads)
+                             threads, forcing)
         cg_total += cg_it
         la.outputs(*a, w_bar, I, o_bar)
         cgmax = la.CGITERMAX
@@ -153,6 +159,10 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
             if kkt(J, Ye, Ce, w, o):
                 reason, converged = "optimal (objective change < 1e-9)", True
                 break
+            if forcing > 0.0:
+                # truncated solves no longer move w: solve the systems to eps from here
+                forcing = 0.0
+                continue
             if np.array_equal(J, J_old):
                 reason = "no progress: the objective changes by less than 1e-9"
                 break
@@ -220,9 +230,16 @@ def _fit(name, solve):
     return fit
 
 
+# Forcing term of the truncated Newton steps of `svm` (l2svm_mfn's ``forcing``): each step's
+# CG stops once its residual is 0.1 of the step's starting gradient (liblinear's TRON uses the
+# same 0.1), instead of solving every Newton system to -e; measured on w8a: 219 → 82 CG
+# iterations at -e 0.01, 1139 → 410 at 1e-6, same optimum (objective to 1e-13).
+SVM_FORCING = 0.1
+
+
 def _svm(X, Y, C, params, tag, w0=None):
     return l2svm_mfn(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
-                     max_iter=params["max_iter"], tag=tag, w0=w0)
+                     max_iter=params["max_iter"], tag=tag, w0=w0, forcing=SVM_FORCING)
 
 
 def _rls(X, Y, C, params, tag, w0=None):

@@ -218,3 +218,23 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
     assert r.objective <= f_ll * (1 + 1e-9)
     if scale <= 1:  # above, liblinear stops short of the optimum itself
         assert abs(r.objective - f_ll) <= 1e-6 * f_ll
+
+
+@pytest.mark.parametrize("lam,eps", [(0.5, 1e-6), (0.005, 1e-6), (0.005, 1e-3)])
+def test_truncated_newton_steps_reach_the_same_optimum_with_fewer_cg_iterations(lam, eps):
+    """`svm`'s forcing term (inexact Newton steps, as liblinear's TRON) on w8a: the optimum
+    of SVMlin's exact steps, about half the CG iterations; -a svm trains with it."""
+    from solvers.linear import SVM_FORCING
+    from solvers.registry import ALGORITHMS
+
+    d = read_dataset(str(shared("datasets", "w8a", "w8a")))
+    C = np.ones(d.y.size)
+    exact = l2svm_mfn(d.X, d.y, C, lam, eps=eps)
+    inexact = l2svm_mfn(d.X, d.y, C, lam, eps=eps, forcing=SVM_FORCING)
+    assert exact.converged and inexact.converged and inexact.reason.startswith("optimal")
+    assert inexact.objective == pytest.approx(exact.objective, rel=10 * eps * eps + 1e-12)
+    assert inexact.cg_iterations < 0.6 * exact.cg_iterations, (inexact.cg_iterations,
+                                                                exact.cg_iterations)
+    p = {**ALGORITHMS["svm"].defaults(), "lambda": lam, "epsilon": eps}
+    m = ALGORITHMS["svm"].fit(d.X, d.y, None, p)
+    assert m.stats["cg_iterations"] == [inexact.cg_iterations]
