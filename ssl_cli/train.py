@@ -493,7 +493,8 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     if probability:
         _calibrate(train, algo, m, data, params, run, seed, verbose, log, codes)
     restore_labels(m, codes)
-    _warn_one_class(algo, params, m, data.X, classes, log)
+    if not _warn_one_class(algo, params, m, data.X, classes, log):
+        _warn_lopsided(algo, m, data.X, data.y, codes, log)
     if verbose:
         from solvers.runtime import describe_threads
 
@@ -674,21 +675,27 @@ def _warn_setting(algo, params: dict, X, log) -> None:
                     "-B 1 adds an unregularised bias", algo.name)
 
 
-def _warn_one_class(algo, params: dict, m, X, classes: list, log) -> None:
-    """A fit that predicts one class for every training row although several are labeled."""
+def _training_values(algo, m, X):
+    """The model's values on the training rows (None when it keeps none and is a kernel
+    expansion, whose values would cost a kernel pass)."""
+    if m.train_values is not None:
+        return m.train_values
+    return m.decision_function(X) if algo.linear_model else None
+
+
+def _warn_one_class(algo, params: dict, m, X, classes: list, log) -> bool:
+    """A fit that predicts one class for every training row although several are labeled
+    (said; returns whether it was)."""
     import numpy as np
 
     if len(classes) < 2 or algo.positive_unlabeled:
-        return
-    if m.train_values is not None:
-        F = m.train_values
-    elif algo.linear_model:
-        F = m.decision_function(X)
-    else:
-        return
+        return False
+    F = _training_values(algo, m, X)
+    if F is None:
+        return False
     pred = np.unique(m.labels_from_values(F))
     if pred.size != 1:
-        return
+        return False
     raised = []
     for name in algo.balance:
         v, d = params.get(name), algo.param(name).default
@@ -704,6 +711,41 @@ def _warn_one_class(algo, params: dict, m, X, classes: list, log) -> None:
     log.warning("%s predicts class %s for all %d training rows although %d classes are "
                 "labeled: a degenerate fit, the labeled rows are outweighed (%s)%s",
                 algo.name, pred[0], F.shape[0], len(classes), values, hint)
+    return True
+
+
+LOPSIDED = 3.0  # a class's share of the unlabeled rows this many times below its labeled share
+LOPSIDED_MIN_ROWS = 20
+
+
+def _warn_lopsided(algo, m, X, y, codes: dict, log) -> None:
+    """A semi-supervised fit that gives some class under 1/LOPSIDED of its share of the
+    labeled rows among the unlabeled rows: often a cut that split off a small cluster rather
+    than the classes (tvrls on text at k = 10: 12.6 % positive against 50 %, 40 % error)."""
+    import numpy as np
+
+    if not algo.uses_unlabeled or algo.positive_unlabeled:
+        return
+    unl = y == 0
+    if unl.sum() < LOPSIDED_MIN_ROWS or (~unl).sum() < 2:
+        return
+    F = _training_values(algo, m, X)
+    if F is None:
+        return
+    pred = np.asarray(m.labels_from_values(F[unl]))
+    lab = np.array([codes.get(int(v), int(v)) for v in y[~unl]])
+    worst = None
+    for c in np.unique(lab):
+        share_l, share_u = float(np.mean(lab == c)), float(np.mean(pred == c))
+        if share_u * LOPSIDED < share_l and (worst is None or share_u / share_l < worst[0]):
+            worst = (share_u / share_l, c, share_u, share_l)
+    if worst is not None:
+        _, c, share_u, share_l = worst
+        log.warning("%s puts %.1f %% of the %d unlabeled rows in class %s, against %.1f %% of "
+                    "the labeled rows: unless the unlabeled rows are that unbalanced, the "
+                    "solution has cut off part of a class rather than separated the classes "
+                    "(the kernel, graph or weight of the unlabeled rows may not suit the data)",
+                    algo.name, 100 * share_u, int(unl.sum()), c, 100 * share_l)
 
 
 for _opt in param_options():
