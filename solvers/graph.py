@@ -12,6 +12,7 @@ families).
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,10 +218,12 @@ def auto_graph(X, neighbors: int | None, degree: int | None) -> tuple[int, int, 
             p if degree is None else int(degree), how)
 
 
-def graph_gamma(t: float, X) -> tuple[float, str]:
-    """(γ, how chosen) of the rbf kernel as wide as the graph's heat weights:
-    ``exp(-γ d²) = exp(-d²/(2t²))``, γ = 1/(2t²) with t the heat width (mean distance to the k
-    neighbours unless given); the median heuristic when t is 0 (all neighbours duplicates)."""
+def graph_gamma(heat_width: float, mean_distance: float, X) -> tuple[float, str]:
+    """(γ, how chosen) of the rbf kernel at the graph's scale t: the heat width (given or the
+    mean distance to the k neighbours; ``exp(-γ d²) = exp(-d²/(2t²))``), or the mean kNN
+    distance when the weights are not heat (``heat_width`` nan); γ = 1/(2t²). The median
+    heuristic when t is 0 (every neighbour a duplicate)."""
+    t = mean_distance if math.isnan(heat_width) else heat_width
     if t > 0:
         return 1.0 / (2.0 * t * t), f"auto: 1/(2t²), t = {t:.6g} the graph's heat width"
     return median_gamma(X), "auto: 1/median squared distance (every neighbour a duplicate)"

@@ -376,12 +376,13 @@ PARAMS = {name: SOLVER_PARAMS[name] for name in ("lapsvm", "laprls")}
 DIRECT_MAX_ROWS = 4000
 
 
-def kernel_spec(params: dict, X, heat_width: float | None = None, tag: str = "") -> KernelSpec:
+def kernel_spec(params: dict, X, graph_stats: dict | None = None, tag: str = "") -> KernelSpec:
     """The kernel of ``params`` with γ resolved on the training rows X (said when chosen):
-    rbf auto is as wide as the graph's heat weights when ``heat_width`` (the graph's t) is
-    given (graph.graph_gamma), else the median heuristic."""
-    if params["gamma"] is None and params["kernel"] == "rbf" and heat_width is not None:
-        gamma, how = graph_mod.graph_gamma(heat_width, X)
+    rbf auto at the scale of the graph whose ``graph_stats`` (graph.build's) are given
+    (graph.graph_gamma), else the median heuristic."""
+    if params["gamma"] is None and params["kernel"] == "rbf" and graph_stats is not None:
+        gamma, how = graph_mod.graph_gamma(graph_stats["heat_width"],
+                                           graph_stats["mean_distance"], X)
     else:
         gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
     if how != "given" and params["kernel"] != "linear":
@@ -444,8 +445,7 @@ def _fit(name: str):
                                           params["laplacian"] == "normalized", lap_deg)
             graph_time = time.perf_counter() - tg
             warm = None  # a new graph: the kernel and seeds belong to other rows
-        spec = kernel_spec(params, X, gstats["mean_distance"] if math.isnan(
-            gstats["heat_width"]) else gstats["heat_width"])
+        spec = kernel_spec(params, X, gstats)
         log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
                  int(np.sum(y == 0)), spec.describe(), solver,
                  f", early stop {early}" if solver == "pcg" else "")

@@ -765,7 +765,7 @@ def _fit_tv(name: str):
         idx, dist = graph.knn(kernels.prepare(X), params["neighbors"])
         W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
         if params["gamma"] is None and params["kernel"] == "rbf":
-            gamma, how = graph.graph_gamma(t if t == t else float(np.mean(dist)), X)
+            gamma, how = graph.graph_gamma(t, float(np.mean(dist)), X)
         else:
             gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
         if how != "given" and params["kernel"] != "linear":
