@@ -3,10 +3,12 @@
 Throughput: a synthetic file of 50-nonzero rows (default 1M rows, ~0.6 GB; a 20,000-row
 block repeated) is predicted with a model trained on its first block; rows per minute and the
 peak resident memory of the ssl-predict process are printed, next to the same for a small
-input (memory must not grow with the input). Start-up: median wall time of ssl-train and
-ssl-predict on a 4-row file with a warm numba cache, and of `python -c pass` for reference.
+input (memory must not grow with the input). Start-up (the README's table): median wall time,
+warm numba cache, of ``--help``, ssl-predict of a 100-row file with a linear model and
+ssl-train on the 500-row sample (sample_data/pcmac.train, 50 labeled rows) with the linear
+solvers (which never start numba on it) and tsvm (which does), and of `python -c pass`.
 
-Usage: python bench/bench_predict.py [--rows N] [--keep DIR]
+Usage: python bench/bench_predict.py [--rows N] [--keep DIR] [--startup-only]
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tools import peak_rss, svmlight_block  # noqa: E402
 
 BIN = Path(sys.executable).parent
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
 
 
 def measure(args):
@@ -45,14 +48,25 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--keep", default=None, help="folder for the generated files (else a temp)")
+    ap.add_argument("--startup-only", action="store_true", help="only the start-up table")
     args = ap.parse_args()
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="bench-predict-"))
     tmp.mkdir(parents=True, exist_ok=True)
+    if not args.startup_only:
+        throughput(tmp, args.rows)
+    startup(tmp)
+    if not args.keep:
+        for p in tmp.iterdir():
+            p.unlink()
+        tmp.rmdir()
+
+
+def throughput(tmp, n_rows):
     b = svmlight_block(20000, 100_000, 50)
     small = tmp / "small.svm"
     small.write_bytes(b)
     big = tmp / "big.svm"
-    reps = max(1, args.rows // 20000)
+    reps = max(1, n_rows // 20000)
     with open(big, "wb") as f:
         for _ in range(reps):
             f.write(b)
@@ -68,21 +82,29 @@ def main():
           f"{20000 / t_small * 60 / 1e6:.2f} M | {rss_small:.0f} MB |")
     print(f"| synthetic, 50 nnz/row | {rows:,} | {size:.0f} | {t_big:.2f} s | "
           f"{rows / t_big * 60 / 1e6:.2f} M | {rss_big:.0f} MB |")
-    tiny = tmp / "tiny.svm"
-    tiny.write_text("+1 1:1 2:0.5\n-1 1:-1 3:2\n+1 2:1\n-1 3:1\n")
-    subprocess.run([BIN / "ssl-train", "-q", tiny, tmp / "tiny.model"], check=True)  # warm cache
+
+
+def startup(tmp):
+    train = SAMPLES / "pcmac.train"
+    test = tmp / "test100.svm"
+    test.write_text("".join((SAMPLES / "pcmac.test").read_text().splitlines(True)[:100]))
+    model = tmp / "svm.model"
+    for algo in ("svm", "rls", "tsvm"):  # warm numba's cache
+        subprocess.run([BIN / "ssl-train", "-q", "-a", algo, "-W", "0.01", train, model],
+                       check=True)
+    rows = [("python -c pass", [sys.executable, "-c", "pass"]),
+            ("ssl-train --help", [BIN / "ssl-train", "--help"]),
+            ("ssl-tune --help", [BIN / "ssl-tune", "--help"]),
+            ("ssl-predict, 100-row file, linear model",
+             [BIN / "ssl-predict", "-q", test, model, tmp / "p"])]
+    rows += [(f"ssl-train -a {a}, 500-row file", [BIN / "ssl-train", "-q", "-a", a, "-W", "0.01",
+                                                  train, tmp / f"{a}.model"])
+             for a in ("svm", "rls", "tsvm")]
     print()
-    print("| start-up (4-row file, warm numba cache) | median of 9 |")
+    print("| start-up (warm numba cache) | median of 9 |")
     print("|---|---|")
-    print(f"| python -c pass | {median_time([sys.executable, '-c', 'pass']):.3f} s |")
-    t_train = median_time([BIN / "ssl-train", "-q", tiny, tmp / "tiny.model"])
-    t_pred = median_time([BIN / "ssl-predict", "-q", tiny, tmp / "tiny.model", tmp / "tp"])
-    print(f"| ssl-train | {t_train:.3f} s |")
-    print(f"| ssl-predict | {t_pred:.3f} s |")
-    if not args.keep:
-        for p in tmp.iterdir():
-            p.unlink()
-        tmp.rmdir()
+    for name, cmd in rows:
+        print(f"| {name} | {median_time(cmd):.3f} s |")
 
 
 if __name__ == "__main__":

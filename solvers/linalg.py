@@ -12,17 +12,21 @@ All loops are numba-compiled and touch only the stored nonzeros of the rows invo
 never densified.
 """
 
+import numba
 import numpy as np
 from numba import njit, prange
 
-from solvers.params import CG_ITER_MAX, MFN_ITER_MAX
-
-BIG_EPSILON = 0.01  # SVMlin: the loose tolerance of the first, cheap phase
-SMALL_CGITERMAX = 10  # SVMlin: CG iterations allowed in the very first solve from w = 0
-CGITERMAX = CG_ITER_MAX
-RELATIVE_STOP_EPS = 1e-9
-MFNITERMAX = MFN_ITER_MAX
-
+# the constants are shared with the numpy versions of these routines
+from solvers.linalg_numpy import (  # noqa: F401 -- the solvers read them as la.NAME
+    ALPHA,
+    BIG_EPSILON,
+    CGITERMAX,
+    MFNITERMAX,
+    RELATIVE_STOP_EPS,
+    ROUNDING,
+    SMALL_CGITERMAX,
+    STALL,
+)
 
 # Indexing note: array subscripts are cast to unsigned (U(...)) in the inner loops. Numba must
 # otherwise allow for negative (wrap-around) indices, which costs a branch per access and made
@@ -32,11 +36,11 @@ U = np.uint64
 # Row products switch to the threaded kernels above this many stored values (below it the
 # thread start-up costs more than it saves).
 PARALLEL_NNZ = 50_000
-# Preconditioner M = λI + α·diag(X_Jᵀ C_J X_J): in liblinear's scaling this is
-# (1 - α)I + α·diag(H), the mix Hsia, Chiang & Lin (2018) found robust; α = 1 (pure Jacobi)
-# was 3-5x worse than no preconditioner on normalised text (rcv1), α = 0 (none) 8x worse on
-# raw pixels (mnist38).
-ALPHA = 0.01
+
+
+def threads() -> int:
+    """Threads the row products may run on (numba's pool for this process)."""
+    return numba.get_num_threads()
 
 
 @njit(cache=True, parallel=True)
@@ -181,9 +185,6 @@ def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
         m_inv[k] = 1.0 / (lam + ALPHA * m_inv[k])
 
 
-STALL = 1e-15  # a CG step that lowers the objective by this fraction of all it gained is noise
-
-
 @njit(cache=True)
 def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
          threads=1, forcing=0.0):
@@ -199,7 +200,7 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     badly scaled data). With ``forcing`` > 0 it also stops, returning not converged, once
     ``||r|| <= forcing ||r₀||`` (r₀ the residual at the seed: a truncated Newton step).
     ``threads`` > 1 runs the row products on that many threads when the active rows hold at
-    least PARALLEL_NNZ values (pass ``numba.get_num_threads()``).
+    least PARALLEL_NNZ values (pass :func:`threads`).
     Returns (converged, iterations).
     """
     n = beta.size
@@ -356,9 +357,6 @@ def margins_agree_virtual(Yv, phys, o, act, eps):
         elif yo < 1.0 - eps:
             return False
     return True
-
-
-ROUNDING = 2.2e-16  # double precision's unit roundoff, twice (products and sums)
 
 
 @njit(cache=True)

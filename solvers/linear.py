@@ -12,17 +12,17 @@ with ``c_i = Cp`` or ``Cn`` by class times the row's ``cost:`` factor. This is l
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
-from solvers import linalg as la
-from solvers import progress
+from solvers import linalg_numpy, progress, runtime
 from solvers.multiclass import nth_seed, one_vs_rest
-from solvers.params import SOLVER_PARAMS
+from solvers.params import NUMPY_WORK, SOLVER_PARAMS
+from solvers.registry import ALGORITHMS
 
 log = logging.getLogger("ssl.solver.linear")
 
@@ -45,8 +45,56 @@ def _csr(X) -> sp.csr_matrix:
     return X if isinstance(X, sp.csr_matrix) else sp.csr_matrix(X)
 
 
-def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=None, o0=None,
-              tag="", precondition=True, phys=None, forcing=0.0) -> LinearResult:
+class Routines:
+    """The routines of one fit (CGLS, the line search, the products): those of
+    :mod:`solvers.linalg_numpy` while the fit is small, else :mod:`solvers.linalg`'s numba ones.
+
+    numba's start costs about 0.3 s (:mod:`solvers.linalg_numpy`), more than a whole small solve
+    on numpy, but numpy's CG iterations are 2-6x slower (10x and more on a few hundred stored
+    values, where scipy's call overhead dominates). With ``numpy`` a fit begins on numpy and
+    moves to numba for good once its CG iterations have done :data:`solvers.params.NUMPY_WORK`
+    units of work (a unit: a stored value, a row or a column touched): it has then spent about
+    numba's start-up on numpy, so it is never much more than twice the better choice's time.
+    The switch counts work, not seconds: a fit's iterates never depend on the machine's load.
+    """
+
+    def __init__(self, numpy: bool, X):
+        self.unit = X.nnz + X.shape[0] + X.shape[1] + 1
+        if numpy:
+            self.la = linalg_numpy
+            self.left = NUMPY_WORK
+        else:
+            self.left = 0
+            self._start()
+
+    def _start(self):
+        runtime.start_numba(("solvers.linalg",), what="the linear solvers")
+        from solvers import linalg
+
+        self.la = linalg
+
+    def cgls(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
+             precondition, forcing=0.0):
+        """:func:`solvers.linalg.cgls` (β and o[J] updated in place; returns (converged,
+        iterations)) on numpy up to the work left, then continued on numba from the iterate
+        reached (CG restarted there)."""
+        a = (indptr, indices, data, bias, Y, C, J, lam, beta, o, eps)
+        if self.la is not linalg_numpy:
+            return self.la.cgls(*a, itermax, precondition, self.la.threads(), forcing)
+        cap = max(1, self.left // self.unit)
+        opt, it = self.la.cgls(*a, min(itermax, cap), precondition, 1, forcing)
+        self.left -= it * self.unit
+        if opt or it < cap or it >= itermax:
+            return opt, it
+        log.debug("CG continues on numba after %d iterations on numpy", it)
+        self._start()
+        opt, more = self.la.cgls(*a, itermax - it, precondition, self.la.threads(), forcing)
+        return opt, it + more
+
+
+def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITERMAX, w0=None,
+              o0=None, tag="", precondition=True, phys=None, forcing=0.0,
+              numpy=False) -> LinearResult:
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton.
 
     Each Newton step solves the regularised least-squares problem on the active rows
@@ -66,8 +114,12 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
     With ``phys``, the sum runs over virtual rows v: target Y[v] and cost C[v] on the row
     X[phys[v]] (DA-S3VM's two label copies of an unlabeled row); active copies of one row are
     merged so the products touch each row once. The returned o is per row of X.
+    ``numpy``: begin on :mod:`solvers.linalg_numpy`'s routines (:class:`Routines`; not with
+    ``phys``).
     """
     X = _csr(X)
+    routines = Routines(numpy and phys is None, X)
+    la = routines.la
     m, d = X.shape
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
@@ -80,7 +132,6 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
         o = np.zeros(m)
         if not cold:
             la.outputs(*a, w, np.arange(m), o)
-    threads = numba.get_num_threads()
 
     def active(o):
         """(J, I, loss, targets and costs for CGLS, per-copy active flags or None)."""
@@ -95,8 +146,8 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
         gg, zz, ff = la.gradient_norms(*a, Ye, Ce, J, lam, w, o)
         return gg <= eps * eps * zz or gg <= ff
 
-    eps_cur = max(la.BIG_EPSILON, eps) if cold else eps
-    cgmax = la.SMALL_CGITERMAX if cold else la.CGITERMAX
+    eps_cur = max(linalg_numpy.BIG_EPSILON, eps) if cold else eps
+    cgmax = linalg_numpy.SMALL_CGITERMAX if cold else linalg_numpy.CGITERMAX
     J, I, loss, Ye, Ce, act = active(o)
     F = 0.5 * lam * la.sq_norm(w) + loss
     cg_total = 0
@@ -107,11 +158,12 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
         it += 1
         w_bar = w.copy()
         o_bar = o.copy()
-        opt, cg_it = la.cgls(*a, Ye, Ce, J, lam, w_bar, o_bar, eps_cur, cgmax, precondition,
-                             threads, forcing)
+        opt, cg_it = routines.cgls(*a, Ye, Ce, J, lam, w_bar, o_bar, eps_cur, cgmax,
+                                   precondition, forcing)
+        la = routines.la
         cg_total += cg_it
         la.outputs(*a, w_bar, I, o_bar)
-        cgmax = la.CGITERMAX
+        cgmax = linalg_numpy.CGITERMAX
         agree = (la.margins_agree(Y, o_bar, J, I, eps_cur) if phys is None else
                  la.margins_agree_virtual(Y, phys, o_bar, act, eps_cur))
         if opt and agree:
@@ -147,7 +199,7 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
                   tag, it, F, delta, J.size, cg_it)
         progress.beat(log, "%sNewton step %d of at most %d: objective %.10g, %d active rows",
                       tag, it, max_iter, F, J.size)
-        if abs(F - F_old) < la.RELATIVE_STOP_EPS * abs(F_old):
+        if abs(F - F_old) < linalg_numpy.RELATIVE_STOP_EPS * abs(F_old):
             # SVMlin stops here outright. A tiny step is also what the exact line search gives
             # when the Newton point of a nearly singular active set lies far off (few active
             # rows, large feature values): the next step, with the rows it reached, moves on.
@@ -169,10 +221,12 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX, w0=No
     return LinearResult(w, o, float(F), it, cg_total, converged, reason)
 
 
-def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.CGITERMAX, w0=None,
-             precondition=True) -> LinearResult:
-    """Minimise ``λ/2||w̃||² + 1/2 Σ C_i (Y_i - x̃_i·w̃)²`` by one CGLS solve (seeded by w0)."""
+def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.CGITERMAX, w0=None,
+             precondition=True, numpy=False) -> LinearResult:
+    """Minimise ``λ/2||w̃||² + 1/2 Σ C_i (Y_i - x̃_i·w̃)²`` by one CGLS solve (seeded by w0);
+    ``numpy`` as in :func:`l2svm_mfn`."""
     X = _csr(X)
+    routines = Routines(numpy, X)
     m, d = X.shape
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
@@ -181,9 +235,9 @@ def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=la.CGITERMAX, w0=None
     rows = np.arange(m)
     o = np.zeros(m)
     if w0 is not None:
-        la.outputs(*a, w, rows, o)
-    opt, it = la.cgls(*a, Y, C, rows, lam, w, o, eps, max_iter, precondition,
-                       numba.get_num_threads())
+        routines.la.outputs(*a, w, rows, o)
+    opt, it = routines.cgls(*a, Y, C, rows, lam, w, o, eps, max_iter, precondition)
+    la = routines.la
     la.outputs(*a, w, rows, o)  # exact outputs rather than CG's running sum
     F = 0.5 * lam * la.sq_norm(w) + la.squared_loss(Y, o, C)
     return LinearResult(w, o, float(F), it, it, bool(opt),
@@ -204,11 +258,15 @@ def _fit(name, solve):
         X = _csr(X)
         bias = params["bias"]
         seeds: list = []
+        # numpy while numba is not running in this process (the compiled parser of a large
+        # file, an earlier fit or a -j worker has paid its start); what starts it follows from
+        # a command's inputs and options, so the same command still gives the same bytes
+        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and "numba" not in sys.modules
 
         def binary(Y, tag):
             C = class_costs(Y, cost, params["cost_positive"], params["cost_negative"])
             w0 = nth_seed(warm, len(seeds))
-            r = solve(X, Y, C, params, tag, w0)
+            r = solve(X, Y, C, params, tag, w0, small)
             seeds.append(r.w)
             if not r.converged:
                 log.warning("%s%s stopped before converging after %d iterations (%s)",
@@ -237,14 +295,15 @@ def _fit(name, solve):
 SVM_FORCING = 0.1
 
 
-def _svm(X, Y, C, params, tag, w0=None):
+def _svm(X, Y, C, params, tag, w0, numpy):
     return l2svm_mfn(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
-                     max_iter=params["max_iter"], tag=tag, w0=w0, forcing=SVM_FORCING)
+                     max_iter=params["max_iter"], tag=tag, w0=w0, forcing=SVM_FORCING,
+                     numpy=numpy)
 
 
-def _rls(X, Y, C, params, tag, w0=None):
+def _rls(X, Y, C, params, tag, w0, numpy):
     return rls_cgls(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
-                    max_iter=params["max_iter"], w0=w0)
+                    max_iter=params["max_iter"], w0=w0, numpy=numpy)
 
 
 PARAMS = {name: SOLVER_PARAMS[name] for name in ("svm", "rls")}

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from solvers.params import SOLVER_PARAMS, Param
+from solvers.params import NUMPY_NNZ, SOLVER_PARAMS, Param
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,20 @@ class Algorithm:
     # fit(..., warm=...) accepts seeds built from a saved model (ssl-train --init): a convex
     # problem, so the seeded fit reaches the cold start's optimum
     init_start: bool = False
+    # fits on at most this many stored values (of the X passed to fit) begin on numpy and start
+    # numba only if they turn out to need it (solvers.linear.Routines): its start-up (~0.3 s)
+    # costs more than a whole small solve
+    numpy_nnz: int = 0
 
     @property
     def fit(self) -> Callable:
         """The solver's fit, its result checked: a model that is not finite is an error."""
         module, name = self.fit_ref.split(":")
         return _checked(getattr(importlib.import_module(module), name))
+
+    def starts_on_numpy(self, nnz: int) -> bool:
+        """Whether a fit on ``nnz`` stored values begins without numba."""
+        return nnz <= self.numpy_nnz
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -79,11 +87,11 @@ ALGORITHMS: dict[str, Algorithm] = {
         Algorithm("rls", "regularised least squares on the labeled rows (one CGLS solve)",
                   SOLVER_PARAMS["rls"], "solvers.linear:fit_rls",
                   uses_unlabeled=False, svmlin_code=0, linear_model=True,
-                  warm_path="lambda"),
+                  warm_path="lambda", numpy_nnz=NUMPY_NNZ),
         Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
                   SOLVER_PARAMS["svm"], "solvers.linear:fit_svm",
                   uses_unlabeled=False, svmlin_code=1, linear_model=True,
-                  warm_path="lambda"),
+                  warm_path="lambda", numpy_nnz=NUMPY_NNZ),
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
                   SOLVER_PARAMS["tsvm"], "solvers.s3vm:fit_tsvm", uses_unlabeled=True,
                   svmlin_code=2, linear_model=True,

@@ -33,7 +33,10 @@ of ``-j`` inherit it). A variable the user set is left alone: ``NUMBA_NUM_THREAD
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import importlib
+import logging
 import math
 import os
 import sys
@@ -174,9 +177,14 @@ def limit_threads(threads: int | None) -> None:
         threads = _dask_share()
         if threads is None:
             return
-    import numba
-
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    threads = max(1, threads)
+    numba = sys.modules.get("numba")
+    if numba is None:
+        # not started (a small linear fit may never start it: importing it costs 0.1 s and
+        # more); its pool, should it start, is this share
+        os.environ["NUMBA_NUM_THREADS"] = str(threads)
+        return
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
 
 
 def _dask_share() -> int | None:
@@ -192,6 +200,33 @@ def _dask_share() -> int | None:
         return None
     nthreads = getattr(worker, "nthreads", None) or getattr(worker.state, "nthreads", 1)
     return max(1, available_cpus() // max(1, int(nthreads)))
+
+
+# The context numba's first use runs in: the command line sets it to hold SIGINT and SIGTERM
+# (ssl_cli.process.deferred_signals), as an exception raised inside the thread pool's start can
+# leave it half made. A library caller has nothing to hold.
+start_guard = contextlib.nullcontext
+_started: set = set()  # the module sets start_numba has loaded
+
+
+def start_numba(modules=(), what: str = "") -> None:
+    """Import ``modules`` (ones defining numba functions) and start numba's thread pool, inside
+    :data:`start_guard`. When one of the loaded solver modules has never run (the first run
+    after installing), say on the ``ssl.runtime`` log that ``what`` compiles its functions once:
+    otherwise the run would sit silent for up to a minute. Does nothing the second time."""
+    if tuple(modules) in _started:
+        return
+    with start_guard():
+        for name in modules:
+            importlib.import_module(name)
+        import numba
+
+        numba.get_num_threads()  # starts the threading layer
+    if uncompiled_modules():
+        logging.getLogger("ssl.runtime").info(
+            "first run of %s since installing: compiling its numba functions once (up to a "
+            "minute; later runs load them from the cache)", what or "this solver")
+    _started.add(tuple(modules))
 
 
 def uncompiled_modules(prefixes=("solvers.", "formats.")) -> list[str]:

@@ -239,7 +239,7 @@ def load_training(train, algo, zero_based, labels_file, unlabeled_file, negative
         from formats.svmlight import read_dataset, stack_unlabeled
         from solvers.multiclass import class_labels
 
-        _say_if_compiling(algo, log)
+        _load_solver(algo)
     t0 = time.perf_counter()
     data = read_dataset(train, zero_based=zero_based, labels=labels_file)
     log.info("read %s: %d rows, %d features, %d stored values (%.2f s)", train, data.n_rows,
@@ -313,18 +313,16 @@ def _accuracy(pred, y) -> tuple[int, int]:
     return int(np.sum(pred[lab] == y[lab])), int(np.sum(lab))
 
 
-def _say_if_compiling(algo, log) -> None:
-    """One line on stderr when this run will compile numba functions (the first run of a
-    solver after installing): otherwise it would sit silent for up to a minute."""
-    algo.fit  # noqa: B018 -- imports the solver's module
-    import numba
-
+def _load_solver(algo) -> None:
+    """Import ``algo``'s module and, unless it starts numba only when a fit needs it (the
+    linear solvers: small fits run on numpy alone), numba's thread pool; numba's first use
+    (here or in the fit) holds SIGINT and SIGTERM and says when it compiles."""
     from solvers import runtime
 
-    numba.get_num_threads()  # starts the threading layer now, inside deferred_signals
-    if runtime.uncompiled_modules():
-        log.info("first run of %s since installing: compiling its numba functions once (up "
-                 "to a minute; later runs load them from the cache)", algo.name)
+    runtime.start_guard = process.deferred_signals
+    algo.fit  # noqa: B018 -- imports the solver's module
+    if not algo.numpy_nnz:
+        runtime.start_numba(what=algo.name)
 
 
 @click.command(cls=SolverCommand, context_settings=CONTEXT, epilog=_epilog(),

@@ -12,7 +12,11 @@ from scipy.optimize import minimize_scalar
 
 from formats.svmlight import read_dataset
 from solvers import linalg as la
+from solvers import linalg_numpy, linear
 from solvers.linear import l2svm_mfn, rls_cgls
+
+# the numba routines, and the numpy ones small fits begin on (solvers.linear.Routines)
+BACKENDS = pytest.mark.parametrize("numpy", [False, True], ids=["numba", "numpy"])
 
 
 def random_problem(seed, m, d, density=0.4):
@@ -28,10 +32,11 @@ def dense_aug(X, bias):
     return np.hstack([X.toarray(), np.full((X.shape[0], 1), bias)])
 
 
+@BACKENDS
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 40), st.integers(1, 12),
        st.floats(1e-2, 10.0), st.sampled_from([0.0, 1.0, 2.5]), st.booleans())
-def test_cgls_solves_the_regularised_normal_equations(seed, m, d, lam, bias, precondition):
+def test_cgls_solves_the_regularised_normal_equations(numpy, seed, m, d, lam, bias, precondition):
     X, Y, C = random_problem(seed, m, d)
     rng = np.random.default_rng(seed + 1)
     J = np.sort(rng.choice(m, size=max(1, m // 2), replace=False)).astype(np.int64)
@@ -39,8 +44,9 @@ def test_cgls_solves_the_regularised_normal_equations(seed, m, d, lam, bias, pre
     exact = np.linalg.solve(lam * np.eye(d + 1) + A.T @ (C[J, None] * A), A.T @ (C[J] * Y[J]))
     beta = rng.normal(size=d + 1)  # seeded start
     o = dense_aug(X, bias) @ beta
-    ok, it = la.cgls(X.indptr, X.indices, X.data, bias, Y, C, J, lam, beta, o, 1e-13, 1000,
-                     precondition)
+    routines = linalg_numpy if numpy else la
+    ok, it = routines.cgls(X.indptr, X.indices, X.data, bias, Y, C, J, lam, beta, o, 1e-13, 1000,
+                           precondition)
     assert ok
     np.testing.assert_allclose(beta, exact, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(o[J], A @ beta, rtol=1e-9, atol=1e-9)
@@ -50,16 +56,17 @@ def phi(X, Y, C, lam, bias, w, w_bar, delta):
     return la.svm_objective(X, Y, C, lam, w + delta * (w_bar - w), bias)
 
 
+@BACKENDS
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10**6), st.integers(1, 40), st.integers(1, 8), st.floats(1e-3, 5.0))
-def test_line_search_is_the_exact_minimiser(seed, m, d, lam):
+def test_line_search_is_the_exact_minimiser(numpy, seed, m, d, lam):
     X, Y, C = random_problem(seed, m, d)
     rng = np.random.default_rng(seed + 2)
     w = rng.normal(size=d + 1)
     w_bar = w + rng.normal(size=d + 1) * rng.uniform(0.01, 3)
     A = dense_aug(X, 1.0)
     o, o_bar = A @ w, A @ w_bar
-    delta = la.line_search(w, w_bar, lam, o, o_bar, Y, C)
+    delta = (linalg_numpy if numpy else la).line_search(w, w_bar, lam, o, o_bar, Y, C)
     # φ is strictly convex along the segment (λ > 0): a bounded scalar minimiser is the check
     hi = max(50.0, 10.0 * delta)  # φ is convex: a wrong δ loses to the reference in [0, hi]
     ref = minimize_scalar(lambda t: phi(X, Y, C, lam, 1.0, w, w_bar, t), bounds=(0, hi),
@@ -70,13 +77,14 @@ def test_line_search_is_the_exact_minimiser(seed, m, d, lam):
     assert abs(delta - ref.x) <= 1e-5 * max(1.0, abs(ref.x))
 
 
+@BACKENDS
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 50), st.integers(1, 15), st.floats(1e-3, 10.0))
-def test_rls_equals_closed_form(seed, m, d, lam):
+def test_rls_equals_closed_form(numpy, seed, m, d, lam):
     X, Y, C = random_problem(seed, m, d)
     A = dense_aug(X, 1.0)
     exact = np.linalg.solve(lam * np.eye(d + 1) + A.T @ (C[:, None] * A), A.T @ (C * Y))
-    r = rls_cgls(X, Y, C, lam, eps=1e-12, max_iter=5000)
+    r = rls_cgls(X, Y, C, lam, eps=1e-12, max_iter=5000, numpy=numpy)
     np.testing.assert_allclose(r.w, exact, rtol=1e-7, atol=1e-9)
     f_exact = 0.5 * lam * exact @ exact + 0.5 * C @ (Y - A @ exact) ** 2
     assert r.objective == pytest.approx(f_exact, rel=1e-12)
@@ -91,14 +99,15 @@ def liblinear_objective(X, Y, lam, bias=1.0, weights=""):
     return w
 
 
+@BACKENDS
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10**6), st.integers(4, 60), st.integers(1, 10), st.floats(1e-3, 1.0))
-def test_mfn_reaches_the_liblinear_optimum_random(seed, m, d, lam):
+def test_mfn_reaches_the_liblinear_optimum_random(numpy, seed, m, d, lam):
     X, Y, _ = random_problem(seed, m, d)
     if len(set(Y)) < 2:
         Y[0] = -Y[1] if m > 1 else 1.0
     C = np.ones(m)
-    r = l2svm_mfn(X, Y, C, lam)
+    r = l2svm_mfn(X, Y, C, lam, numpy=numpy)
     w_ll = liblinear_objective(X, Y, lam)
     f_ll = la.svm_objective(X, Y, C, lam, w_ll, 1.0)
     assert r.converged
@@ -108,12 +117,13 @@ def test_mfn_reaches_the_liblinear_optimum_random(seed, m, d, lam):
 
 @pytest.mark.parametrize("split,lam", [("pcmac-svmlin", 0.001), ("a9a-100", 0.001),
                                        ("pcmac-svmlin", 0.1), ("a9a-100", 1.0)])
-def test_svm_objective_equals_liblinear_on_bench_splits(split, lam):
+@BACKENDS
+def test_svm_objective_equals_liblinear_on_bench_splits(split, lam, numpy):
     d = read_dataset(str(shared("bench", split, "train.svm")))
     lab = d.y != 0
     X, Y = d.X[lab], d.y[lab]
     C = np.ones(Y.size)
-    r = l2svm_mfn(X, Y, C, lam)
+    r = l2svm_mfn(X, Y, C, lam, numpy=numpy)
     f_ll = la.svm_objective(X, Y, C, lam, liblinear_objective(X, Y, lam), 1.0)
     assert abs(r.objective - f_ll) <= 1e-6 * f_ll
     if lam == 0.001:  # REFERENCE.md: liblinear and SVMlin agree to 9 digits here
@@ -121,13 +131,14 @@ def test_svm_objective_equals_liblinear_on_bench_splits(split, lam):
         assert r.objective == pytest.approx(ref, rel=1e-7)
 
 
-def test_class_costs_match_liblinear_class_weights():
+@BACKENDS
+def test_class_costs_match_liblinear_class_weights(numpy):
     d = read_dataset(str(shared("bench", "a9a-100", "train.svm")))
     lab = d.y != 0
     X, Y = d.X[lab], d.y[lab]
     lam = 0.01
     C = np.where(Y > 0, 3.0, 0.5)
-    r = l2svm_mfn(X, Y, C, lam)
+    r = l2svm_mfn(X, Y, C, lam, numpy=numpy)
     w_ll = liblinear_objective(X, Y, lam, weights="-w1 3 -w-1 0.5")
     f_ll = la.svm_objective(X, Y, C, lam, w_ll, 1.0)
     assert abs(r.objective - f_ll) <= 1e-6 * f_ll
@@ -143,20 +154,22 @@ def test_row_cost_two_equals_duplicating_the_row():
     np.testing.assert_allclose(r1.w, r2.w, rtol=1e-7, atol=1e-10)
 
 
-def test_warm_start_reaches_the_same_optimum_faster():
+@BACKENDS
+def test_warm_start_reaches_the_same_optimum_faster(numpy):
     d = read_dataset(str(shared("bench", "pcmac-svmlin", "train.svm")))
     lab = d.y != 0
     X, Y = d.X[lab], d.y[lab]
     C = np.ones(Y.size)
-    cold = l2svm_mfn(X, Y, C, 0.01)
-    warm = l2svm_mfn(X, Y, C, 0.01, w0=l2svm_mfn(X, Y, C, 0.012).w)
+    cold = l2svm_mfn(X, Y, C, 0.01, numpy=numpy)
+    warm = l2svm_mfn(X, Y, C, 0.01, w0=l2svm_mfn(X, Y, C, 0.012, numpy=numpy).w, numpy=numpy)
     assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
     assert warm.cg_iterations < cold.cg_iterations
 
 
-def test_no_bias_means_no_intercept():
+@BACKENDS
+def test_no_bias_means_no_intercept(numpy):
     X, Y, C = random_problem(3, 40, 5)
-    r = l2svm_mfn(X, Y, C, 0.1, bias=0.0)
+    r = l2svm_mfn(X, Y, C, 0.1, bias=0.0, numpy=numpy)
     assert r.w[-1] == 0.0
 
 
@@ -202,7 +215,7 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
     above liblinear -s 2 -e 1e-10's) to 1e-6 at feature scales 1e-3 ... 1e3, at the defaults.
     Before the scale-free optimality test, g50c ×100 stopped 40 % above the optimum ('optimal'
     by margins within 1e-6 of 1 that still carried much of the gradient) and g50c ×1 at the
-    former limit of 50 Newton steps."""
+    former limit of 50 Newton steps. The numpy routines small fits begin on, the same."""
     d = read_dataset(str(shared("datasets", name, name)))
     lab = np.flatnonzero(d.y != 0)
     idx = np.random.default_rng(1).choice(lab, min(rows, lab.size), replace=False)
@@ -210,8 +223,11 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
     Y = np.where(d.y[idx] == d.y[lab].max(), 1.0, -1.0)
     C = np.ones(Y.size)
     lam = 1e-3
-    r = l2svm_mfn(X, Y, C, lam)
     f_exact = la.svm_objective(X, Y, C, lam, exact_l2svm(X, Y, C, lam), 1.0)
+    on_numpy = l2svm_mfn(X, Y, C, lam, numpy=True)
+    assert on_numpy.converged, on_numpy.reason
+    assert abs(on_numpy.objective - f_exact) <= 1e-6 * f_exact, (on_numpy.objective, f_exact)
+    r = l2svm_mfn(X, Y, C, lam)
     assert r.converged, r.reason
     assert abs(r.objective - f_exact) <= 1e-6 * f_exact, (r.objective, f_exact)
     f_ll = la.svm_objective(X, Y, C, lam, liblinear_objective(X, Y, lam), 1.0)
@@ -238,3 +254,72 @@ def test_truncated_newton_steps_reach_the_same_optimum_with_fewer_cg_iterations(
     p = {**ALGORITHMS["svm"].defaults(), "lambda": lam, "epsilon": eps}
     m = ALGORITHMS["svm"].fit(d.X, d.y, None, p)
     assert m.stats["cg_iterations"] == [inexact.cg_iterations]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 40), st.integers(1, 12),
+       st.sampled_from([0.0, 1.0, 2.5]), st.floats(1e-3, 5.0))
+def test_numpy_routines_equal_the_numba_ones(seed, m, d, bias, lam):
+    """Every routine :mod:`solvers.linalg_numpy` shares with :mod:`solvers.linalg`: the same
+    values up to rounding, for all rows, a subset and no rows."""
+    X, Y, C = random_problem(seed, m, d)
+    rng = np.random.default_rng(seed + 3)
+    a = (X.indptr, X.indices, X.data, bias)
+    w = rng.normal(size=d + 1)
+    for rows in (np.arange(m), np.sort(rng.choice(m, size=m // 2, replace=False)),
+                 np.zeros(0, dtype=np.int64)):
+        rows = rows.astype(np.int64)
+        o1, o2 = np.full(m, 7.0), np.full(m, 7.0)
+        la.outputs(*a, w, rows, o1)
+        linalg_numpy.outputs(*a, w, rows, o2)
+        np.testing.assert_allclose(o2, o1, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(linalg_numpy.gradient_norms(*a, Y, C, rows, lam, w, o1),
+                                   la.gradient_norms(*a, Y, C, rows, lam, w, o1), rtol=1e-10)
+    o = dense_aug(X, bias) @ w
+    J1, I1, loss1 = la.split_active(Y, o, C)
+    J2, I2, loss2 = linalg_numpy.split_active(Y, o, C)
+    np.testing.assert_array_equal(J2, J1)
+    np.testing.assert_array_equal(I2, I1)
+    assert loss2 == pytest.approx(loss1, rel=1e-12, abs=1e-300)
+    for eps in (1e-6, 0.5):
+        assert linalg_numpy.margins_agree(Y, o, J1, I1, eps) == la.margins_agree(Y, o, J1, I1, eps)
+    assert linalg_numpy.sq_norm(w) == pytest.approx(la.sq_norm(w), rel=1e-12)
+    assert linalg_numpy.squared_loss(Y, o, C) == pytest.approx(la.squared_loss(Y, o, C),
+                                                               rel=1e-12)
+
+
+@pytest.mark.parametrize("forcing", [0.0, linear.SVM_FORCING])
+def test_a_fit_moves_to_numba_after_its_numpy_work_budget(monkeypatch, caplog, forcing):
+    """A fit that begins on numpy and outgrows NUMPY_WORK continues on numba from where it
+    is (logged), reaches the optimum of a fit on numba alone, and is deterministic (the switch
+    counts work, not time)."""
+    d = read_dataset(str(shared("bench", "pcmac-svmlin", "train.svm")))
+    lab = d.y != 0
+    X, Y = d.X[lab], d.y[lab]
+    C = np.ones(Y.size)
+    ref = l2svm_mfn(X, Y, C, 0.001, forcing=forcing)
+    unit = X.nnz + X.shape[0] + X.shape[1] + 1
+    monkeypatch.setattr(linear, "NUMPY_WORK", 25 * unit)  # 25 CG iterations on numpy
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"):
+        r1 = l2svm_mfn(X, Y, C, 0.001, forcing=forcing, numpy=True)
+    assert "CG continues on numba after" in caplog.text
+    r2 = l2svm_mfn(X, Y, C, 0.001, forcing=forcing, numpy=True)
+    assert r1.converged and ref.converged
+    assert r1.objective == pytest.approx(ref.objective, rel=1e-9)
+    np.testing.assert_array_equal(r1.w, r2.w)
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"):
+        r = rls_cgls(X, Y, C, 0.001, numpy=True)
+    assert "CG continues on numba after 25 iterations" in caplog.text
+    assert r.objective == pytest.approx(rls_cgls(X, Y, C, 0.001).objective, rel=1e-9)
+
+
+def test_small_fits_begin_on_numpy():
+    from solvers.params import NUMPY_NNZ
+    from solvers.registry import ALGORITHMS
+
+    for name in ("svm", "rls"):
+        assert ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ)
+        assert not ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ + 1)
+    for name in ("tsvm", "da", "usmo", "lapsvm"):
+        assert not ALGORITHMS[name].starts_on_numpy(1)

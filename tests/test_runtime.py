@@ -141,17 +141,68 @@ def test_first_run_after_installing_says_it_compiles(tmp):
     """With an empty numba cache (NUMBA_CACHE_DIR) the first run says why it is slow; the
     second, with the cache filled, does not."""
     env = {"NUMBA_CACHE_DIR": str(tmp / "cache")}
-    first = run("ssl-train", "-a", "rls", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
+    first = run("ssl-train", "-a", "tsvm", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
                 check=0, env=env)
-    assert "first run of rls since installing: compiling its numba functions once" \
+    assert "first run of tsvm since installing: compiling its numba functions once" \
         in first.stderr
-    second = run("ssl-train", "-a", "rls", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
+    second = run("ssl-train", "-a", "tsvm", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
                  check=0, env=env)
     assert "compiling" not in second.stderr
     assert (tmp / "m").read_bytes()
-    quiet = run("ssl-train", "-q", "-a", "rls", SAMPLES / "pcmac.train", tmp / "m2", check=0,
-                env={"NUMBA_CACHE_DIR": str(tmp / "cache2")})
+    quiet = run("ssl-train", "-q", "-a", "tsvm", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m2",
+                check=0, env={"NUMBA_CACHE_DIR": str(tmp / "cache2")})
     assert quiet.stderr == ""
+
+
+def test_a_linear_fit_starting_numba_says_when_it_compiles(monkeypatch, caplog):
+    """svm and rls start numba inside the fit, when it needs it: that start says so when the
+    linear routines were never compiled."""
+    monkeypatch.setattr(runtime, "_started", set())
+    monkeypatch.setattr(runtime, "uncompiled_modules", lambda: ["solvers.linalg"])
+    held = []
+
+    class Guard:
+        def __enter__(self):
+            held.append(True)
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(runtime, "start_guard", Guard)
+    with caplog.at_level("INFO", logger="ssl.runtime"):
+        runtime.start_numba(("solvers.linalg",), what="the linear solvers")
+        runtime.start_numba(("solvers.linalg",), what="the linear solvers")  # once only
+    assert caplog.text.count("first run of the linear solvers since installing: compiling") == 1
+    assert held == [True]
+
+
+@pytest.mark.parametrize("algorithm", ["svm", "rls"])
+def test_a_small_linear_fit_never_starts_numba(tmp, algorithm):
+    """A linear fit on a small file reads, trains and writes its model on numpy and scipy
+    alone (numba's start would cost more than the whole run), and the model is the one the
+    same command always writes."""
+    args = ["-q", "-a", algorithm, str(SAMPLES / "pcmac.train")]
+    assert _modules_loaded("train", *args, str(tmp / "a")) == "numpy scipy"
+    run("ssl-train", *args, tmp / "b", check=0)
+    assert (tmp / "a").read_bytes() == (tmp / "b").read_bytes()
+    assert _modules_loaded("predict", str(SAMPLES / "pcmac.test"), str(tmp / "a"),
+                           str(tmp / "p")) == "numpy scipy"
+
+
+def test_a_task_share_set_before_numba_starts_sizes_its_pool():
+    """A -j worker's share of the CPUs, set while numba is not loaded (small linear fits never
+    load it), becomes the size of numba's pool when something starts it."""
+    code = ("import os, sys\n"
+            "from solvers import runtime\n"
+            "runtime.limit_threads(1)\n"
+            "assert 'numba' not in sys.modules\n"
+            "import numba\n"
+            "print(numba.get_num_threads(), numba.config.NUMBA_NUM_THREADS)")
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    r = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "1"]
 
 
 def test_a_dask_task_takes_its_workers_share_of_the_cpus(monkeypatch):

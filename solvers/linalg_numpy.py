@@ -1,0 +1,207 @@
+"""The linear family's core routines without numba, for problems too small to pay its start-up.
+
+The first numba function a process calls costs about 0.3 s before any work: numba's import,
+its compiler target's set-up and the threading layer's start. On a few hundred labeled rows
+the whole L2-SVM-MFN solve takes milliseconds, and shell loops and Makefiles run thousands of
+such jobs. These are :mod:`solvers.linalg`'s routines (same names, arguments, conventions and
+stopping rules; see there) written as whole-array numpy and scipy.sparse operations: per call a
+few dozen C loops instead of one compiled loop, 2-6x slower per CG iteration, so a small fit
+begins on them and moves to numba only if its work outgrows numba's start-up
+(:class:`solvers.linear.Routines`). The iterates are the same up to rounding (sums are taken in
+another order).
+
+This module imports no numba; :mod:`solvers.linalg` takes the shared constants from here.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from solvers.params import CG_ITER_MAX, MFN_ITER_MAX
+
+BIG_EPSILON = 0.01  # SVMlin: the loose tolerance of the first, cheap phase
+SMALL_CGITERMAX = 10  # SVMlin: CG iterations allowed in the very first solve from w = 0
+CGITERMAX = CG_ITER_MAX
+RELATIVE_STOP_EPS = 1e-9
+MFNITERMAX = MFN_ITER_MAX
+# Preconditioner M = λI + α·diag(X_Jᵀ C_J X_J): in liblinear's scaling this is
+# (1 - α)I + α·diag(H), the mix Hsia, Chiang & Lin (2018) found robust; α = 1 (pure Jacobi)
+# was 3-5x worse than no preconditioner on normalised text (rcv1), α = 0 (none) 8x worse on
+# raw pixels (mnist38).
+ALPHA = 0.01
+STALL = 1e-15  # a CG step that lowers the objective by this fraction of all it gained is noise
+ROUNDING = 2.2e-16  # double precision's unit roundoff, twice (products and sums)
+
+
+def threads() -> int:
+    """Threads the row products run on: one."""
+    return 1
+
+
+def _matrix(indptr, indices, data, n):
+    """The CSR matrix of the three arrays, n - 1 columns (w has the bias weight last)."""
+    return sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, n - 1), copy=False)
+
+
+def _rows(X, rows):
+    """X's rows ``rows`` (X itself when they are all its rows in order)."""
+    if rows.size == X.shape[0] and (rows.size == 0 or (rows[0] == 0 and rows[-1] == rows.size - 1)):
+        return X
+    return X[rows]
+
+
+def _xt(XT, z, bias, out):
+    """out[:d] = X_Jᵀ z, out[d] = bias·Σz (XT = X_Jᵀ)."""
+    out[:-1] = XT @ z
+    out[-1] = bias * z.sum()
+
+
+def outputs(indptr, indices, data, bias, w, rows, o):
+    """o[i] = x_i·w[:d] + bias·w[d] for every i in rows."""
+    if rows.size:
+        o[rows] = _rows(_matrix(indptr, indices, data, w.size), rows) @ w[:-1] + bias * w[-1]
+
+
+def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
+         threads=1, forcing=0.0):
+    """:func:`solvers.linalg.cgls`: seeded (preconditioned) CG for
+    ``(λI + X_Jᵀ C_J X_J) β = X_Jᵀ C_J Y_J``, β and o[J] updated in place.
+    Returns (converged, iterations)."""
+    n = beta.size
+    if J.size == 0:
+        beta[:] = 0.0
+        return True, 0
+    XJ = _rows(_matrix(indptr, indices, data, n), J)
+    XT = XJ.T.tocsr()  # the transpose product as a row loop: no scatter
+    CJ = C[J]
+    oJ = o[J]
+    z = CJ * (Y[J] - oJ)
+    m_inv = np.ones(n)
+    if precondition:
+        m_inv[:-1] = XT.multiply(XT) @ CJ
+        m_inv[-1] = bias * bias * CJ.sum()
+        m_inv = 1.0 / (lam + ALPHA * m_inv)
+    r = np.empty(n)
+    _xt(XT, z, bias, r)
+    omega_z = float(z @ z)
+    r -= lam * beta
+    p = m_inv * r
+    omega1 = float(r @ r)
+    rho = float(r @ p)
+    eps2 = eps * eps
+    if omega1 <= eps2 * omega_z:
+        return True, 0
+    inexact = forcing * forcing * omega1
+    omega_p = float(p @ p)
+    it = 0
+    stalls = 0
+    gained = 0.0
+    converged = False
+    while it < itermax:
+        it += 1
+        q = XJ @ p[:-1] + bias * p[-1]
+        cq = CJ * q
+        curv = lam * omega_p + float(cq @ q)
+        if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
+            it -= 1
+            converged = True
+            break
+        gamma = rho / curv
+        gain = 0.5 * gamma * rho  # see solvers.linalg.cgls: the rounding floor
+        gained += gain
+        stalls = stalls + 1 if gain <= STALL * gained else 0
+        beta += gamma * p
+        oJ += gamma * q
+        z -= gamma * cq
+        _xt(XT, z, bias, r)
+        omega_z = float(z @ z)
+        r -= lam * beta
+        omega1 = float(r @ r)
+        if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
+            converged = True
+            break
+        if omega1 <= inexact:
+            break
+        rho_new = float((r * m_inv) @ r)
+        p *= rho_new / rho
+        p += m_inv * r
+        rho = rho_new
+        omega_p = float(p @ p)
+    o[J] = oJ
+    return converged, it
+
+
+def split_active(Y, o, C):
+    """Active rows J = {i : Y_i o_i < 1}, the rest, and ``1/2 Σ_J C_i (1 - Y_i o_i)²``."""
+    diff = 1.0 - Y * o
+    on = diff > 0.0
+    J = np.flatnonzero(on)
+    h = diff[J]
+    return J, np.flatnonzero(~on), 0.5 * float(C[J] @ (h * h))
+
+
+def margins_agree(Y, o, J, I, eps):
+    """True when every row of J has Y·o <= 1 + eps and every row of I has Y·o >= 1 - eps."""
+    return bool(np.all(Y[J] * o[J] <= 1.0 + eps) and np.all(Y[I] * o[I] >= 1.0 - eps))
+
+
+def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
+    """:func:`solvers.linalg.gradient_norms`: (||g||², ||z||², f²) at w, g the negated
+    gradient of the objective with active rows J and f its rounding floor."""
+    n = w.size
+    XJ = _rows(_matrix(indptr, indices, data, n), J)
+    A = abs(XJ)
+    CJ = C[J]
+    z = CJ * (Y[J] - o[J])
+    zz = float(z @ z)
+    sq = np.sqrt(J.size + 1.0)
+    a = abs(bias * w[-1]) + abs(Y[J]) + A @ abs(w[:-1])
+    ea = CJ * a * ROUNDING * np.sqrt(np.diff(XJ.indptr) + 2.0)
+    g = np.empty(n)
+    _xt(XJ.T, z, bias, g)
+    e = np.empty(n)
+    e[:-1] = A.T @ (ea + abs(z) * ROUNDING * sq)
+    e[-1] = abs(bias) * (ea.sum() + ROUNDING * sq * np.sqrt(zz * J.size))
+    g -= lam * w
+    f = e + ROUNDING * lam * abs(w)
+    return float(g @ g), zz, float(f @ f)
+
+
+def line_search(w, w_bar, lam, o, o_bar, Y, C):
+    """:func:`solvers.linalg.line_search`: the exact minimiser δ ≥ 0 of
+    f(w + δ(w̄ - w)) for the L2-SVM objective, walking φ′'s breakpoints in order of δ."""
+    step = w_bar - w
+    L = lam * float(w @ step)
+    R = lam * float(w_bar @ step)
+    yo = Y * o
+    diff = Y * (o_bar - o)
+    dd = C * (o_bar - o)
+    on = yo < 1.0
+    L += float(((o - Y) * dd)[on].sum())
+    R += float(((o_bar - Y) * dd)[on].sum())
+    if L >= 0.0:  # not a descent direction: δ = 0 is the minimiser over δ ≥ 0
+        return 0.0
+    leave = on & (diff > 0.0)
+    cross = np.flatnonzero(leave | (~on & (diff < 0.0)))
+    deltas = (1.0 - yo[cross]) / diff[cross]
+    order = np.argsort(deltas, kind="stable")
+    cross = cross[order]
+    deltas = deltas[order]
+    sign = np.where(leave[cross], -1.0, 1.0) * dd[cross]
+    Ls = L + np.concatenate(([0.0], np.cumsum(sign * (o - Y)[cross])))
+    Rs = R + np.concatenate(([0.0], np.cumsum(sign * (o_bar - Y)[cross])))
+    past = np.flatnonzero(Ls[:-1] + deltas * (Rs[:-1] - Ls[:-1]) >= 0.0)
+    t = past[0] if past.size else deltas.size
+    L, R = Ls[t], Rs[t]
+    if R - L <= 0.0:  # w̄ == w: nothing to move
+        return 0.0
+    return -L / (R - L)
+
+
+def sq_norm(w):
+    return float(w @ w)
+
+
+def squared_loss(Y, o, C):
+    """1/2 Σ_i C_i (Y_i - o_i)²."""
+    e = Y - o
+    return 0.5 * float(C @ (e * e))
