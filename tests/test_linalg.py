@@ -215,7 +215,8 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
     above liblinear -s 2 -e 1e-10's) to 1e-6 at feature scales 1e-3 ... 1e3, at the defaults.
     Before the scale-free optimality test, g50c ×100 stopped 40 % above the optimum ('optimal'
     by margins within 1e-6 of 1 that still carried much of the gradient) and g50c ×1 at the
-    former limit of 50 Newton steps. The numpy routines small fits begin on, the same."""
+    former limit of 50 Newton steps. The numpy routines small fits begin on, the same; and
+    -a svm's truncated Newton steps (g50c x100 stopped 4 % above at the Newton limit)."""
     d = read_dataset(str(shared("datasets", name, name)))
     lab = np.flatnonzero(d.y != 0)
     idx = np.random.default_rng(1).choice(lab, min(rows, lab.size), replace=False)
@@ -230,6 +231,9 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
     r = l2svm_mfn(X, Y, C, lam)
     assert r.converged, r.reason
     assert abs(r.objective - f_exact) <= 1e-6 * f_exact, (r.objective, f_exact)
+    truncated = l2svm_mfn(X, Y, C, lam, forcing=linear.SVM_FORCING)  # -a svm's steps
+    assert truncated.converged, truncated.reason
+    assert abs(truncated.objective - f_exact) <= 1e-6 * f_exact, (truncated.objective, f_exact)
     f_ll = la.svm_objective(X, Y, C, lam, liblinear_objective(X, Y, lam), 1.0)
     assert r.objective <= f_ll * (1 + 1e-9)
     if scale <= 1:  # above, liblinear stops short of the optimum itself
@@ -323,3 +327,23 @@ def test_small_fits_begin_on_numpy():
         assert not ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ + 1)
     for name in ("tsvm", "da", "usmo", "lapsvm"):
         assert not ALGORITHMS[name].starts_on_numpy(1)
+
+
+def test_svm_truncated_steps_reach_the_optimum_on_raw_pixels():
+    """300 rows of mnist38's raw pixels (0-255), C = 1: -a svm's truncated Newton steps
+    crawled (line-search steps ~1e-5) for all 1000 Newton steps, 15x above the optimum; they
+    now fall back to exact steps and reach the optimum of SVMlin's exact steps."""
+    import gzip
+
+    with gzip.open(shared("datasets", "mnist38", "mnist38.gz"), "rb") as f:
+        head = b"".join(f.readline() for _ in range(300))
+    from formats.svmlight import parse_block
+
+    d = parse_block(head, 1, "mnist38")
+    Y = np.where(d.y > 0, 1.0, -1.0)
+    C = np.ones(Y.size)
+    lam = 1.0 / Y.size
+    exact = l2svm_mfn(d.X, Y, C, lam)
+    truncated = l2svm_mfn(d.X, Y, C, lam, forcing=linear.SVM_FORCING)
+    assert exact.converged and truncated.converged, truncated.reason
+    assert truncated.objective == pytest.approx(exact.objective, rel=1e-6)
