@@ -3,8 +3,9 @@
 Copies of small dense shared sets (g50c, sslbook-bci, ionosphere, heart) with every feature
 multiplied by a scale, 40 labeled rows (20 per class, seeded), λ = 0.001, λ_u = 1, r = 0.5:
 
-* svm on the labeled rows: our objective against an exact dense finite-Newton solve (numpy's
-  LU, exact line search) and liblinear -s 2 -B 1 -c 1/(2λ) -e 1e-10 (liblinear-official).
+* svm on the labeled rows (-a svm's truncated Newton steps): our objective against an exact
+  dense finite-Newton solve (numpy's LU, exact line search) and liblinear -s 2 -B 1
+  -c 1/(2λ) -e 1e-10 (liblinear-official).
 * tsvm and da: our transductive objective and unlabeled-row accuracy against SVMlin v1.0's
   command-line program, if the environment variable SVMLIN names it (built outside this
   repository from its public sources; it is GPL and never part of the project). Its weights
@@ -32,7 +33,7 @@ from liblinear.liblinearutil import train as ll_train
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from formats.svmlight import read_dataset  # noqa: E402
 from solvers.linalg import svm_objective  # noqa: E402
-from solvers.linear import l2svm_mfn  # noqa: E402
+from solvers.linear import SVM_FORCING, l2svm_mfn  # noqa: E402
 from solvers.s3vm import da_binary, transductive_cost, tsvm_binary  # noqa: E402
 
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
@@ -120,7 +121,7 @@ def main():
                 X = (X0 * s).tocsr()
                 XL, YL = X[lab], y[lab]
                 C = np.ones(lab.size)
-                f = l2svm_mfn(XL, YL, C, LAM).objective
+                f = l2svm_mfn(XL, YL, C, LAM, forcing=SVM_FORCING).objective  # -a svm's steps
                 A = np.hstack([XL.toarray(), np.ones((lab.size, 1))])
                 fe = svm_objective(XL, YL, C, LAM, exact_svm(A, YL, LAM), 1.0)
                 fl = svm_objective(XL, YL, C, LAM, liblinear_w(XL, YL, LAM), 1.0)
