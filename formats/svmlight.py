@@ -189,7 +189,8 @@ def _compiled_parser() -> bool:
 def _parse_block(block: bytes, first_line: int, name: str, has_label: bool, zero_based: bool,
                  col_limit: int) -> _Chunk:
     n = len(block)
-    small = "formats._parse" not in sys.modules and block.count(b":") <= P.SMALL_VALUES
+    limit = P.SMALL_VALUES_NUMBA if "numba" in sys.modules else P.SMALL_VALUES
+    small = "formats._parse" not in sys.modules and block.count(b":") <= limit
     if small or not _compiled_parser():
         # a small input: starting numba would cost more than parsing it in Python
         (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,

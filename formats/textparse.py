@@ -3,8 +3,9 @@
 The compiled parser (``formats._parse``) is the one for real data; but the first call of any
 numba function in a process costs about 0.4 s (numba's import and the set-up of its compiler
 target), far more than a few hundred lines take to parse here. ``formats.svmlight`` sends
-blocks of at most :data:`SMALL_VALUES` values to :func:`parse_buffer` below while the compiled
-parser is not loaded, so that ``ssl-predict`` of a small file starts in a quarter of a second.
+blocks of at most :data:`SMALL_VALUES` values (:data:`SMALL_VALUES_NUMBA` once numba runs) to
+:func:`parse_buffer` below while the compiled parser is not loaded, so that ``ssl-predict`` of
+a small file, or a small ``svm`` fit, never starts numba.
 
 :func:`parse_buffer` is a line-for-line port of ``formats._parse.parse_buffer``: the same
 tokens, the same checks in the same order, the same error code, line and byte span for the
@@ -46,9 +47,12 @@ VALUE_MAX = 1e50
 
 # Blocks of up to this many values (':' in the text, a cheap upper bound) are parsed here while
 # the compiled parser is not loaded. Here a value costs 1.5-1.8 us whatever the row lengths
-# (a9a, w8a, pcmac, rcv1, usps, mnist text): 60,000 values in ~0.1 s, against ~0.4 s to start
-# numba and load the compiled parser.
-SMALL_VALUES = 60_000
+# (a9a, w8a, pcmac, rcv1, usps, mnist text). The compiled parser costs, before its first value,
+# numba's import and compiler set-up when numba is not loaded (0.25 s: as long as 150,000
+# values here), and only loading its cached functions (~0.02 s: 10,000 values here) when
+# numba is loaded (a solver that needs it has started it; its set-up is paid either way).
+SMALL_VALUES = 150_000
+SMALL_VALUES_NUMBA = 10_000
 
 _TOKEN = re.compile(rb"[^ \t\x0b\x0c\r]+")
 _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")

@@ -189,6 +189,15 @@ def test_a_small_linear_fit_never_starts_numba(tmp, algorithm):
                            str(tmp / "p")) == "numpy scipy"
 
 
+def test_svm_on_a_split_file_of_mostly_unlabeled_rows_never_starts_numba(tmp):
+    """pcmac-svmlin's training file (79,000 values, 50 labeled rows): the Python parser reads it
+    in less time than numba's start alone, and the fit on its labeled rows runs on numpy."""
+    train = shared("bench", "pcmac-svmlin", "train.svm")
+    assert _modules_loaded("train", "-q", "-a", "svm", str(train), str(tmp / "m")) == \
+        "numpy scipy"
+    assert (tmp / "m").read_bytes()
+
+
 def test_a_task_share_set_before_numba_starts_sizes_its_pool():
     """A -j worker's share of the CPUs, set while numba is not loaded (small linear fits never
     load it), becomes the size of numba's pool when something starts it."""
