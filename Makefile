@@ -35,7 +35,7 @@ demo: $(VENV)/.installed
 	@rm -f out.pcmac.model out.pcmac.pred out.shuttle-rls.model out.shuttle-rls.pred
 
 test: $(VENV)/.installed-test
-	$(BIN)/ruff check ssl_cli solvers formats tests bench
+	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 tests
 
 # A longer campaign of the contract fuzzer (tests/test_fuzz.py runs the short one in `make test`):
@@ -48,7 +48,7 @@ fuzz: $(VENV)/.installed-test
 		$(BIN)/python -m pytest -q tests/test_fuzz.py
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check ssl_cli solvers formats tests bench
+	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench
 
 bench: bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from solvers.runtime import available_cpus  # noqa: E402
+from ssl_svm.solvers.runtime import available_cpus  # noqa: E402
 
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 BIN = Path(sys.executable).parent

@@ -24,10 +24,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lapsvm_protocol as P  # noqa: E402
 
-from formats.svmlight import read_dataset  # noqa: E402
-from solvers import graph, kernels, lapsvm  # noqa: E402
-from solvers.multiclass import binary_tasks  # noqa: E402
-from solvers.registry import ALGORITHMS  # noqa: E402
+from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
+from ssl_svm.solvers import graph, kernels, lapsvm  # noqa: E402
+from ssl_svm.solvers.multiclass import binary_tasks  # noqa: E402
+from ssl_svm.solvers.registry import ALGORITHMS  # noqa: E402
 
 GRID = (1e-6, 1e-4, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 PROTOCOL = ("g50c", "coil20b", "pcmac", "uspstb", "coil20", "uspst")

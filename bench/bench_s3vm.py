@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from formats.svmlight import read_dataset  # noqa: E402
+from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
 
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 BIN = Path(sys.executable).parent

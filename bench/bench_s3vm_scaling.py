@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_svm import synthetic  # noqa: E402
 
-from solvers.s3vm import da_binary, tsvm_binary  # noqa: E402
+from ssl_svm.solvers.s3vm import da_binary, tsvm_binary  # noqa: E402
 
 
 def problem(rows, seed=0):

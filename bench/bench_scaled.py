@@ -31,10 +31,10 @@ import numpy as np
 from liblinear.liblinearutil import train as ll_train
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from formats.svmlight import read_dataset  # noqa: E402
-from solvers.linalg import svm_objective  # noqa: E402
-from solvers.linear import SVM_FORCING, l2svm_mfn  # noqa: E402
-from solvers.s3vm import da_binary, transductive_cost, tsvm_binary  # noqa: E402
+from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
+from ssl_svm.solvers.linalg import svm_objective  # noqa: E402
+from ssl_svm.solvers.linear import SVM_FORCING, l2svm_mfn  # noqa: E402
+from ssl_svm.solvers.s3vm import da_binary, transductive_cost, tsvm_binary  # noqa: E402
 
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 SETS = ["g50c", "sslbook-bci", "ionosphere", "heart"]

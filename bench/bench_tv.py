@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 import tv_protocol as TP
 
-from solvers.registry import ALGORITHMS
+from ssl_svm.solvers.registry import ALGORITHMS
 
 METHODS = ("laprls", "lapsvm", "tvrls", "tvsvm", "cheeger-rls", "cheeger-svm")
 PAPER_NAMES = {"laprls": "lap-rls", "lapsvm": "lap-svm"}
@@ -87,7 +87,7 @@ def scaling(sizes, methods, digits=(4, 9), nystrom: int = 0) -> None:
     (11,791 rows, binary formulations); all ten digits use the multi-class formulations.
     ``nystrom`` > 0 uses the Nyström kernel over that many landmarks (``--nystrom``).
     Cells: total seconds (graph + kernel + factor seconds in brackets) / error %."""
-    from formats.svmlight import read_dataset
+    from ssl_svm.formats.svmlight import read_dataset
 
     data = read_dataset(str(TP.SHARED / "datasets" / "mnist" / "mnist.gz"), n_features=784)
     data.X.data /= 255.0  # pixels 0-255 in the shared file

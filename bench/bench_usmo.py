@@ -36,9 +36,9 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import usmo_protocol as UP  # noqa: E402
 
-from formats.svmlight import read_dataset  # noqa: E402
-from solvers import kernels, usmo  # noqa: E402
-from solvers.kernels import KernelSpec  # noqa: E402
+from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
+from ssl_svm.solvers import kernels, usmo  # noqa: E402
+from ssl_svm.solvers.kernels import KernelSpec  # noqa: E402
 
 SCALING_SETS = ("bank-marketing", "shuttle", "mnist", "a9a")
 SIZES = (1000, 2000, 5000, 10000, 20000, 50000)

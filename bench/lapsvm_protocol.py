@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("SSL_SHARED", ROOT.parent / "shared")).resolve()
 
-from formats.svmlight import read_dataset  # noqa: E402
-from solvers.crossval import stratified_folds  # noqa: E402
+from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
+from ssl_svm.solvers.crossval import stratified_folds  # noqa: E402
 
 
 @dataclass

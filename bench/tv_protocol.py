@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("SSL_SHARED", ROOT.parent / "shared")).resolve()
 
-from formats.svmlight import read_dataset  # noqa: E402
-from solvers.kernels import KernelSpec  # noqa: E402
+from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
+from ssl_svm.solvers.kernels import KernelSpec  # noqa: E402
 
 LABELS_PER_CLASS = (1, 5, 10, 50)
 DRAWS = 10

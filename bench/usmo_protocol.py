@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("SSL_SHARED", ROOT.parent / "shared")).resolve()
 
-from formats.svmlight import read_dataset  # noqa: E402
+from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
 
 # The paper's 12 sets; "heart-statlog" is our heart, "house" and "house-votes" are both our
 # house-votes; isolet is the 1560-row subset, letters A-M (+1) against N-Z (the paper does not

@@ -21,7 +21,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 # The error codes (messages in formats.svmlight) are defined once, with the plain-Python port.
-from formats.textparse import (
+from ssl_svm.formats.textparse import (
     E_COST,
     E_INDEX_LARGE,
     E_INDEX_NEGATIVE,

@@ -1,10 +1,11 @@
 """The one exception type for bad user input (data, labels, model files)."""
 
 
-class DataError(Exception):
+class DataError(ValueError):
     """A user-facing input error: the message is one line that names the file (and the line).
 
     The command-line layer prints it as ``prog: error: <message>`` and exits with status 1.
+    A ``ValueError``: the Python API raises it for unusable arrays and labels too.
     """
 
     def __init__(self, where: str, message: str, line: int | None = None):

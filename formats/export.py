@@ -24,7 +24,7 @@ import io
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.models import LinearFunctions, Model
+from ssl_svm.solvers.models import LinearFunctions, Model
 
 LIBSVM_KERNELS = {"linear": "linear", "poly": "polynomial", "rbf": "rbf"}
 

@@ -39,13 +39,13 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from formats.errors import DataError
-from formats.svmlight import atomic_write_bytes
-from formats.textparse import INDEX_MAX, LABEL_MAX
-from solvers.kernels import KERNELS, KernelSpec, default_memory_limit, human_bytes
-from solvers.models import KernelExpansion, LinearFunctions, Model
-from solvers.params import COEF0, DEGREE, GAMMA
-from solvers.registry import ALGORITHMS
+from ssl_svm.formats.errors import DataError
+from ssl_svm.formats.svmlight import atomic_write_bytes
+from ssl_svm.formats.textparse import INDEX_MAX, LABEL_MAX
+from ssl_svm.solvers.kernels import KERNELS, KernelSpec, default_memory_limit, human_bytes
+from ssl_svm.solvers.models import KernelExpansion, LinearFunctions, Model
+from ssl_svm.solvers.params import COEF0, DEGREE, GAMMA
+from ssl_svm.solvers.registry import ALGORITHMS
 
 MAGIC = "ssl-model"
 VERSION = 1

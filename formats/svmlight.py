@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from formats import CHUNK_BYTES
-from formats import textparse as P
-from formats.errors import DataError
+from ssl_svm.formats import CHUNK_BYTES
+from ssl_svm.formats import textparse as P
+from ssl_svm.formats.errors import DataError
 
 
 @dataclass
@@ -38,13 +38,14 @@ class Dataset:
 
     X: CSR float64 (rows x n_features), 0-based columns. y: float64 labels, 0 = unlabeled.
     cost: per-row cost factor (1 unless the file gives ``cost:``). lines: 1-based line number
-    of each row in its file (for error messages). name: the file name as the user gave it.
+    of each row in its file (for error messages), None for rows that came as arrays (messages
+    then name ``NAME[row]``). name: the file name as the user gave it, or the array's.
     """
 
     X: sp.csr_matrix
     y: np.ndarray
     cost: np.ndarray
-    lines: np.ndarray
+    lines: np.ndarray | None
     name: str
 
     @property
@@ -52,7 +53,8 @@ class Dataset:
         return self.X.shape[0]
 
     def subset(self, rows: np.ndarray) -> Dataset:
-        return Dataset(self.X[rows], self.y[rows], self.cost[rows], self.lines[rows], self.name)
+        return Dataset(self.X[rows], self.y[rows], self.cost[rows],
+                       None if self.lines is None else self.lines[rows], self.name)
 
 
 # --------------------------------------------------------------------------- opening files
@@ -181,7 +183,7 @@ class _Chunk:
 
 def _compiled_parser() -> bool:
     """True where the compiled parser can convert numbers locale-independently."""
-    from formats import _parse
+    from ssl_svm.formats import _parse
 
     return _parse.AVAILABLE
 
@@ -191,13 +193,13 @@ def _parse_block(block: bytes, first_line: int, name: str, has_label: bool, zero
     n = len(block)
     values = block.count(b":")  # at least the values: one pass, C speed
     limit = P.SMALL_VALUES_NUMBA if "numba" in sys.modules else P.SMALL_VALUES
-    small = "formats._parse" not in sys.modules and values <= limit
+    small = "ssl_svm.formats._parse" not in sys.modules and values <= limit
     if small or not _compiled_parser():
         # a small input: starting numba would cost more than parsing it in Python
         (labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx,
          err) = P.parse_buffer(block, has_label, zero_based, col_limit)
     else:
-        from formats import _parse
+        from ssl_svm.formats import _parse
 
         buf = np.frombuffer(block, dtype=np.uint8)  # no copy: the final '\n' stops every scan
         max_rows = block.count(b"\n") + 1

@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 
-from formats import LABEL_MAX
+from ssl_svm.formats import LABEL_MAX
 
 # Error codes returned in err[0]; the messages live in formats.svmlight.
 OK = 0

@@ -1,7 +1,5 @@
-"""The mathematics: solvers, kernels, models. No file I/O; progress through logging only."""
+"""The mathematics: solvers, kernels, models. No file I/O; progress through logging only.
 
-from solvers import runtime
-
-# Thread pools sized to this process's CPUs and idle OpenMP threads asleep, set before numba
-# and OpenBLAS read the environment (solvers.runtime says why).
-runtime.configure()
+Importing it changes nothing in the host process: the thread-pool set-up of the commands
+(:func:`ssl_svm.solvers.runtime.configure`) is the command line's to make, for its own process.
+"""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.errors import ProblemError
+from ssl_svm.solvers.errors import ProblemError
 
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:

@@ -17,5 +17,6 @@ class NonFiniteError(ProblemError):
         return (NonFiniteError, (str(self), self.row))
 
 
-class MemoryLimitError(ProblemError):
-    """A fit would hold more than the memory limit (``--max-memory``) at once."""
+class MemoryLimitError(ProblemError, MemoryError):
+    """A fit would hold more than the memory limit (``--max-memory``) at once. Both a
+    :class:`ProblemError` (a ValueError) and a ``MemoryError``, so either handler takes it."""

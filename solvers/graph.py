@@ -19,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from solvers.errors import ProblemError
-from solvers.kernels import (
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.kernels import (
     SAMPLE_ROWS,
     block_rows_for,
     dot_block,

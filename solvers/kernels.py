@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.errors import MemoryLimitError
+from ssl_svm.solvers.errors import MemoryLimitError
 
 log = logging.getLogger("ssl.solver.kernel")
 

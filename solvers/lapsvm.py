@@ -38,13 +38,13 @@ import scipy.linalg
 import scipy.sparse as sp
 from numba import njit, prange
 
-from solvers import graph as graph_mod
-from solvers import kernels, progress
-from solvers.errors import ProblemError
-from solvers.kernels import KernelSpec
-from solvers.models import KernelExpansion, Model
-from solvers.multiclass import binary_tasks, nth_seed
-from solvers.params import SOLVER_PARAMS
+from ssl_svm.solvers import graph as graph_mod
+from ssl_svm.solvers import kernels, progress
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.kernels import KernelSpec
+from ssl_svm.solvers.models import KernelExpansion, Model
+from ssl_svm.solvers.multiclass import binary_tasks, nth_seed
+from ssl_svm.solvers.params import SOLVER_PARAMS
 
 log = logging.getLogger("ssl.solver.lapsvm")
 

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 # the constants are shared with the numpy versions of these routines
-from solvers.linalg_numpy import (  # noqa: F401 -- the solvers read them as la.NAME
+from ssl_svm.solvers.linalg_numpy import (  # noqa: F401 -- the solvers read them as la.NAME
     ALPHA,
     BIG_EPSILON,
     CGITERMAX,

@@ -16,7 +16,7 @@ This module imports no numba; :mod:`solvers.linalg` takes the shared constants f
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.params import CG_ITER_MAX, MFN_ITER_MAX
+from ssl_svm.solvers.params import CG_ITER_MAX, MFN_ITER_MAX
 
 BIG_EPSILON = 0.01  # SVMlin: the loose tolerance of the first, cheap phase
 SMALL_CGITERMAX = 10  # SVMlin: CG iterations allowed in the very first solve from w = 0

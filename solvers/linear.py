@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from solvers import linalg_numpy, progress, runtime
-from solvers.multiclass import nth_seed, one_vs_rest
-from solvers.params import NUMPY_WORK, SOLVER_PARAMS
-from solvers.registry import ALGORITHMS
+from ssl_svm.solvers import linalg_numpy, progress, runtime
+from ssl_svm.solvers.multiclass import nth_seed, one_vs_rest
+from ssl_svm.solvers.params import NUMPY_WORK, SOLVER_PARAMS
+from ssl_svm.solvers.registry import ALGORITHMS
 
 log = logging.getLogger("ssl.solver.linear")
 
@@ -68,8 +68,8 @@ class Routines:
             self._start()
 
     def _start(self):
-        runtime.start_numba(("solvers.linalg",), what="the linear solvers")
-        from solvers import linalg
+        runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+        from ssl_svm.solvers import linalg
 
         self.la = linalg
 

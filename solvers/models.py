@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from solvers.errors import NonFiniteError
-from solvers.kernels import KernelSpec, kernel_times, prepare, sqnorms
+from ssl_svm.solvers.errors import NonFiniteError
+from ssl_svm.solvers.kernels import KernelSpec, kernel_times, prepare, sqnorms
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from solvers.errors import ProblemError
-from solvers.models import LinearFunctions, Model
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.models import LinearFunctions, Model
 
 
 def class_labels(y: np.ndarray) -> list[int]:

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from solvers.params import NUMPY_NNZ, SOLVER_PARAMS, Param
+from ssl_svm.solvers.params import NUMPY_NNZ, SOLVER_PARAMS, Param
 
 
 @dataclass(frozen=True)
@@ -85,52 +85,52 @@ ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
         Algorithm("rls", "regularised least squares on the labeled rows (one CGLS solve)",
-                  SOLVER_PARAMS["rls"], "solvers.linear:fit_rls",
+                  SOLVER_PARAMS["rls"], "ssl_svm.solvers.linear:fit_rls",
                   uses_unlabeled=False, svmlin_code=0, linear_model=True,
                   warm_path="lambda", numpy_nnz=NUMPY_NNZ),
         Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
-                  SOLVER_PARAMS["svm"], "solvers.linear:fit_svm",
+                  SOLVER_PARAMS["svm"], "ssl_svm.solvers.linear:fit_svm",
                   uses_unlabeled=False, svmlin_code=1, linear_model=True,
                   warm_path="lambda", numpy_nnz=NUMPY_NNZ),
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
-                  SOLVER_PARAMS["tsvm"], "solvers.s3vm:fit_tsvm", uses_unlabeled=True,
+                  SOLVER_PARAMS["tsvm"], "ssl_svm.solvers.s3vm:fit_tsvm", uses_unlabeled=True,
                   svmlin_code=2, linear_model=True,
                   warm_path="lambda"),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
-                  SOLVER_PARAMS["da"], "solvers.s3vm:fit_da", uses_unlabeled=True, svmlin_code=3,
-                  linear_model=True),
+                  SOLVER_PARAMS["da"], "ssl_svm.solvers.s3vm:fit_da", uses_unlabeled=True,
+                  svmlin_code=3, linear_model=True),
         Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
                   "1/2 [Σ_labeled c·max(0, 1 - y f)² + γ_A αᵀKα + γ_I fᵀL^p f] over f = Kα "
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "
                   "convention); PCG with early stopping or Newton",
-                  SOLVER_PARAMS["lapsvm"], "solvers.lapsvm:fit_lapsvm", uses_unlabeled=True,
+                  SOLVER_PARAMS["lapsvm"], "ssl_svm.solvers.lapsvm:fit_lapsvm", uses_unlabeled=True,
                   run_options=("validation", "max_memory"), warm_path="gamma_a"),
         Algorithm("laprls", "Laplacian RLS: as lapsvm with the squared loss (y - f)² on the "
                   "labeled rows; direct solve or PCG",
-                  SOLVER_PARAMS["laprls"], "solvers.lapsvm:fit_laprls", uses_unlabeled=True,
+                  SOLVER_PARAMS["laprls"], "ssl_svm.solvers.lapsvm:fit_laprls", uses_unlabeled=True,
                   run_options=("validation", "max_memory"), warm_path="gamma_a"),
         Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss by SMO (Sansone et "
                   "al. 2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "
                   "convex dual, memory linear in the rows",
-                  SOLVER_PARAMS["usmo"], "solvers.usmo:fit_usmo", uses_unlabeled=True,
+                  SOLVER_PARAMS["usmo"], "ssl_svm.solvers.usmo:fit_usmo", uses_unlabeled=True,
                   run_options=("negatives_as_unlabeled",), positive_unlabeled=True),
         Algorithm("tvrls", "graph total-variation RLS (Bresson & Zhang 2012): η/2 Σ_labeled "
                   "(y - f)² + λ/2‖f‖²_K + γ‖Df‖ by augmented-Lagrangian splitting with a "
                   "Chambolle-Pock TV step and the paper's normalisation; native multi-class "
                   "on the simplex",
-                  SOLVER_PARAMS["tvrls"], "solvers.tvsvm:fit_tvrls", uses_unlabeled=True,
+                  SOLVER_PARAMS["tvrls"], "ssl_svm.solvers.tvsvm:fit_tvrls", uses_unlabeled=True,
                   run_options=("max_memory",)),
         Algorithm("tvsvm", "graph total-variation SVM: as tvrls with the hinge loss on the "
                   "labeled rows (exact SMO step)",
-                  SOLVER_PARAMS["tvsvm"], "solvers.tvsvm:fit_tvsvm", uses_unlabeled=True,
+                  SOLVER_PARAMS["tvsvm"], "ssl_svm.solvers.tvsvm:fit_tvsvm", uses_unlabeled=True,
                   run_options=("max_memory",)),
         Algorithm("cheeger-rls", "Cheeger-cut RLS: the inverse-power iteration on the ratio "
                   "‖Df‖/Σ|f - median f| with labels fixed and an RLS smoothing step",
-                  SOLVER_PARAMS["cheeger-rls"], "solvers.tvsvm:fit_cheeger_rls",
+                  SOLVER_PARAMS["cheeger-rls"], "ssl_svm.solvers.tvsvm:fit_cheeger_rls",
                   uses_unlabeled=True,
                   run_options=("max_memory",)),
         Algorithm("cheeger-svm", "Cheeger-cut SVM: as cheeger-rls with an SVM smoothing step",
-                  SOLVER_PARAMS["cheeger-svm"], "solvers.tvsvm:fit_cheeger_svm",
+                  SOLVER_PARAMS["cheeger-svm"], "ssl_svm.solvers.tvsvm:fit_cheeger_svm",
                   uses_unlabeled=True,
                   run_options=("max_memory",)),
     )

@@ -41,6 +41,7 @@ import math
 import os
 import sys
 import sysconfig
+import threading
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 PROC_CGROUP = "/proc/self/cgroup"
@@ -202,6 +203,37 @@ def _dask_share() -> int | None:
     return max(1, available_cpus() // max(1, int(nthreads)))
 
 
+# threads a numba pool that starts inside thread_limit() is held to (in the thread that set it)
+_limit = threading.local()
+
+
+@contextlib.contextmanager
+def thread_limit(threads: int):
+    """Inside the block, this thread's numba loops and the BLAS run on at most ``threads``
+    threads; put back afterwards. A numba pool that starts inside the block
+    (:func:`start_numba`) starts held to it. The library's way (``n_jobs``): no environment
+    variable is set, so nothing outlives the block."""
+    threads = max(1, int(threads))
+    old_limit = getattr(_limit, "threads", None)
+    _limit.threads = threads
+    numba = sys.modules.get("numba")
+    old_numba = None
+    if numba is not None:
+        old_numba = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(threads, user_api="blas"):
+            yield
+    finally:
+        _limit.threads = old_limit
+        numba = sys.modules.get("numba")
+        if numba is not None:
+            numba.set_num_threads(old_numba if old_numba is not None
+                                  else numba.config.NUMBA_NUM_THREADS)
+
+
 # The context numba's first use runs in: the command line sets it to hold SIGINT and SIGTERM
 # (ssl_cli.process.deferred_signals), as an exception raised inside the thread pool's start can
 # leave it half made. A library caller has nothing to hold.
@@ -222,6 +254,9 @@ def start_numba(modules=(), what: str = "") -> None:
         import numba
 
         numba.get_num_threads()  # starts the threading layer
+        held = getattr(_limit, "threads", None)
+        if held is not None:
+            numba.set_num_threads(min(held, numba.config.NUMBA_NUM_THREADS))
     if uncompiled_modules():
         logging.getLogger("ssl.runtime").info(
             "first run of %s since installing: compiling its numba functions once (up to a "
@@ -229,7 +264,7 @@ def start_numba(modules=(), what: str = "") -> None:
     _started.add(tuple(modules))
 
 
-def uncompiled_modules(prefixes=("solvers.", "formats.")) -> list[str]:
+def uncompiled_modules(prefixes=("ssl_svm.solvers.", "ssl_svm.formats.")) -> list[str]:
     """The loaded modules under ``prefixes`` with numba functions (``cache=True``) none of
     which has an on-disk cache index yet: their functions compile on first use (seconds
     each), as on the first run after installing. A module some of whose functions are cached

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from solvers import runtime
-from solvers.crossval import stratified_folds
-from solvers.errors import MemoryLimitError, ProblemError
-from solvers.registry import ALGORITHMS
+from ssl_svm.solvers import runtime
+from ssl_svm.solvers.crossval import stratified_folds
+from ssl_svm.solvers.errors import MemoryLimitError, ProblemError
+from ssl_svm.solvers.registry import ALGORITHMS
 
 METRICS = ("accuracy", "f1", "auc", "pu")
 ATTEMPTS = 2  # a failing fit is retried once, then reported

@@ -23,13 +23,13 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from numba import njit
 
-from solvers import graph, kernels, tv
-from solvers.errors import ProblemError
-from solvers.kernels import KernelSpec
-from solvers.models import KernelExpansion, Model
-from solvers.multiclass import class_labels
-from solvers.params import SOLVER_PARAMS
-from solvers.progress import beat
+from ssl_svm.solvers import graph, kernels, tv
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.kernels import KernelSpec
+from ssl_svm.solvers.models import KernelExpansion, Model
+from ssl_svm.solvers.multiclass import class_labels
+from ssl_svm.solvers.params import SOLVER_PARAMS
+from ssl_svm.solvers.progress import beat
 
 log = logging.getLogger("ssl.solver.tv")
 

@@ -31,11 +31,11 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from solvers import kernels, progress
-from solvers.errors import ProblemError
-from solvers.kernels import KernelSpec
-from solvers.models import KernelExpansion, LinearFunctions, Model
-from solvers.params import SOLVER_PARAMS, parse_prior
+from ssl_svm.solvers import kernels, progress
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.kernels import KernelSpec
+from ssl_svm.solvers.models import KernelExpansion, LinearFunctions, Model
+from ssl_svm.solvers.params import SOLVER_PARAMS, parse_prior
 
 log = logging.getLogger("ssl.solver.usmo")
 
@@ -611,6 +611,8 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
         raise ProblemError(f"usmo takes labels +1 (labeled positive) and 0 (unlabeled); "
                            f"found {y[bad[0]]:g} (use --negatives-as-unlabeled to treat -1 "
                            "rows as unlabeled)")
+    if cost is not None and np.any(np.asarray(cost) != 1.0):
+        log.warning("usmo does not use per-row cost: factors; they are ignored")
     prior = parse_prior(params["prior"])
     how = 0.0  # 0 = given, 1 = estimated
     if prior is None:

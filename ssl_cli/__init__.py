@@ -3,7 +3,7 @@
 
 import signal as _signal
 
-from ssl_cli import process as _process
+from ssl_svm.cli import process as _process
 
 # Ctrl-C while numpy, scipy and numba load: one line and status 130, not a traceback from
 # inside an import (ssl_cli.process.run installs the handler for the run itself).
@@ -12,4 +12,9 @@ _process.sigint_ignored = _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN
 if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     _signal.signal(_signal.SIGINT, _process.early_interrupt)
 
-import solvers  # noqa: E402, F401 -- sets the thread pools up before numpy and numba load
+from ssl_svm.solvers import runtime as _runtime  # noqa: E402
+
+# Thread pools sized to this process's CPUs and idle OpenMP threads asleep, set before numba
+# and OpenBLAS read the environment (ssl_svm.solvers.runtime says why). The commands own their
+# process; the library (import ssl_svm) leaves its host's environment alone.
+_runtime.configure()

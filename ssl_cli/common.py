@@ -6,14 +6,16 @@ import functools
 import logging
 import os
 import sys
+import warnings
 
 import click
 
-from formats.errors import DataError
-from solvers import progress
-from solvers.errors import ProblemError
-from ssl_cli import process
-from ssl_cli.process import Terminated, safe_text
+from ssl_svm.cli import process
+from ssl_svm.cli.process import Terminated, safe_text
+from ssl_svm.exceptions import SSLWarning
+from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers import progress
+from ssl_svm.solvers.errors import ProblemError
 
 EXIT_DATA = 1  # usage errors exit with 2 through click
 
@@ -88,4 +90,25 @@ def setup_logging(prog: str, quiet: bool, verbose: bool) -> logging.Logger:
     root.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     root.propagate = False
     logging.getLogger("ssl.solver").setLevel(logging.NOTSET)
-    return logging.getLogger(f"ssl.{prog}")
+    log = logging.getLogger(f"ssl.{prog}")
+    _warnings_to(log)
+    return log
+
+
+def _warnings_to(log: logging.Logger) -> None:
+    """The library's warnings (:class:`ssl_svm.SSLWarning`) as ``prog: warning: ...`` lines,
+    every time they are issued; other warnings as Python prints them."""
+    shown = warnings.showwarning
+    if getattr(shown, "ssl_log", None) is not None:
+        shown = shown.previous
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, SSLWarning):
+            log.warning("%s", message)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    show.ssl_log = log
+    show.previous = shown
+    warnings.showwarning = show
+    warnings.simplefilter("always", SSLWarning)

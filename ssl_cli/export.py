@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ssl_cli import process
-from ssl_cli.common import CONTEXT, setup_logging, user_errors
-from ssl_cli.outputs import Outputs
-from ssl_cli.solver_options import complete_file
+from ssl_svm.cli import process
+from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors
+from ssl_svm.cli.outputs import Outputs
+from ssl_svm.cli.solver_options import complete_file
 
 PROG = "ssl-export"
 
@@ -42,9 +42,9 @@ Exit status: 0 ok, 1 the model cannot be read or has no form in that format, 2 u
 def _export(model_path, out_path, fmt, quiet):
     log = setup_logging(PROG, quiet, False)
     with process.deferred_signals():
-        from formats.errors import DataError
-        from formats.export import FORMATS, ExportError
-        from formats.model_file import read_model
+        from ssl_svm.formats.errors import DataError
+        from ssl_svm.formats.export import FORMATS, ExportError
+        from ssl_svm.formats.model_file import read_model
 
     with Outputs({"MODEL": model_path}) as outputs:
         out = outputs.add(out_path, f"{fmt} model")

@@ -26,8 +26,8 @@ import tempfile
 
 import click
 
-from formats.errors import DataError
-from ssl_cli import process
+from ssl_svm.cli import process
+from ssl_svm.formats.errors import DataError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)

@@ -18,8 +18,8 @@ import time
 
 import click
 
-from formats.errors import DataError
-from solvers.runtime import available_cpus, default_threads
+from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers.runtime import available_cpus, default_threads
 
 INSTALL_HINT = ("--cluster needs Dask: pip install 'ssl-svm[cluster]' (or pip install "
                 "'dask[distributed]')")

@@ -10,13 +10,13 @@ import sys
 
 import click
 
-from formats import CHUNK_BYTES
-from formats.errors import DataError
-from solvers import runtime
-from ssl_cli import process
-from ssl_cli.common import CONTEXT, setup_logging, user_errors
-from ssl_cli.outputs import Outputs
-from ssl_cli.parallel import Progress, Runner, resolve_jobs
+from ssl_svm.cli import process
+from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors
+from ssl_svm.cli.outputs import Outputs
+from ssl_svm.cli.parallel import Progress, Runner, resolve_jobs
+from ssl_svm.formats import CHUNK_BYTES
+from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers import runtime
 
 CHUNK_MB = CHUNK_BYTES >> 20
 WINDOW_PER_WORKER = 4  # input pieces in flight per worker: memory ~ 4 × (piece + its output)
@@ -27,7 +27,7 @@ def _model(source):
     """The model itself, or loaded once per process from its path (local workers)."""
     if not isinstance(source, tuple):
         return source
-    from formats.model_file import read_model
+    from ssl_svm.formats.model_file import read_model
 
     path, mtime, size = source
     hit = _MODELS.get(path)
@@ -57,10 +57,10 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
     (loky, Dask) start with one thread each, so kernel models' decision values would differ in
     the last digits.
     """
-    from formats.errors import DataError
-    from formats.predictions import format_lines
-    from formats.svmlight import block_comments, parse_block
-    from solvers.errors import NonFiniteError
+    from ssl_svm.formats.errors import DataError
+    from ssl_svm.formats.predictions import format_lines
+    from ssl_svm.formats.svmlight import block_comments, parse_block
+    from ssl_svm.solvers.errors import NonFiniteError
 
     runtime.limit_threads(threads)
     model = _model(model_source)
@@ -145,8 +145,8 @@ def _predict(test, model_path, output, values, probability, keep_comments, zero_
     with process.deferred_signals():
         import numpy as np
 
-        from formats.model_file import read_model
-        from formats.svmlight import _LabelsFile, iter_line_blocks, open_input
+        from ssl_svm.formats.model_file import read_model
+        from ssl_svm.formats.svmlight import _LabelsFile, iter_line_blocks, open_input
 
     with Outputs({"TEST": test, "MODEL": model_path, "--labels": labels_file}) as outputs:
         out = outputs.add("-" if output is None else output, "predictions")

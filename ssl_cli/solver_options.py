@@ -6,10 +6,12 @@ Imports no numerical library (``--help`` stays fast).
 
 from __future__ import annotations
 
+import math
+
 import click
 from click.shell_completion import CompletionItem
 
-from solvers.registry import ALGORITHMS, all_params
+from ssl_svm.solvers.registry import ALGORITHMS, all_params, by_svmlin_code
 
 # the command-line parameters (click names) that only some solvers take, by the name the
 # registry's ``run_options`` uses
@@ -72,8 +74,6 @@ def complete_file(ctx, param, incomplete: str) -> list[CompletionItem]:
 
 def peek_algorithm(args: list[str]) -> str | None:
     """The solver named by -a/--algorithm/-A in raw arguments (for -h), if any."""
-    from solvers.registry import by_svmlin_code
-
     it = iter(args)
     for a in it:
         if a == "--":
@@ -134,3 +134,96 @@ class SolverCommand(click.Command):
         formatter.write_text(f"{algo.name}{code}: {algo.summary}")
         formatter.write_paragraph()
         formatter.write_text(f"'{ctx.command_path} -h' without -a lists every solver.")
+
+
+def choose_algorithm(ctx, algorithm: str | None, svmlin: str | None):
+    """The registry entry named by -a NAME or SVMlin's -A N (default svm); usage errors for an
+    unknown name or a contradiction."""
+    codes = by_svmlin_code()
+    if svmlin is not None:
+        try:
+            code = int(svmlin)
+        except ValueError:
+            code = None
+        if code not in codes:
+            raise click.BadParameter(
+                f"'{svmlin}' is not one of {', '.join(str(c) for c in sorted(codes))} "
+                f"({', '.join(f'{c} = {n}' for c, n in sorted(codes.items()))})",
+                ctx, param_hint="'-A'")
+        name = codes[code]
+        if algorithm is not None and algorithm != name:
+            raise click.UsageError(f"-A {svmlin} means -a {name}, but -a {algorithm} was given",
+                                   ctx)
+        return ALGORITHMS[name]
+    name = algorithm or "svm"
+    if name not in ALGORITHMS:
+        raise click.BadParameter(f"unknown algorithm '{name}' (available: "
+                                 f"{', '.join(ALGORITHMS)})", ctx, param_hint="'-a'")
+    return ALGORITHMS[name]
+
+
+def solver_params(ctx, algo, kwargs) -> dict:
+    """Every parameter of ``algo``: its defaults and the options given (checked); an option of
+    another solver is a usage error."""
+    params = algo.defaults()
+    for name, uses in all_params().items():
+        key = f"p_{name}"
+        if ctx.get_parameter_source(key) != click.core.ParameterSource.COMMANDLINE:
+            continue
+        p = algo.param(name)
+        if p is None:
+            users = ", ".join(a.name for a, _ in uses)
+            raise click.UsageError(f"option {uses[0][1].option} is not used by -a {algo.name} "
+                                   f"(it is used by: {users})", ctx)
+        try:
+            params[name] = p.check(kwargs[key])
+        except ValueError as e:
+            raise click.UsageError(str(e), ctx) from None
+    return params
+
+
+def run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled) -> dict:
+    """Check --validation / --max-memory / --negatives-as-unlabeled against the solver;
+    returns what fit() gets."""
+    run = {}
+    for name, flag, value in (("validation", "--validation", validation_file),
+                              ("max_memory", "--max-memory", max_memory),
+                              ("negatives_as_unlabeled", "--negatives-as-unlabeled",
+                               True if negatives_as_unlabeled else None)):
+        if value is None:
+            continue
+        if name not in algo.run_options:
+            users = ", ".join(a.name for a in ALGORITHMS.values() if name in a.run_options)
+            raise click.UsageError(f"option {flag} is not used by -a {algo.name} (it is used "
+                                   f"by: {users})", ctx)
+        if name == "max_memory":
+            from ssl_svm.solvers.kernels import parse_memory
+
+            try:
+                run[name] = parse_memory(value)
+            except ValueError as e:
+                raise click.BadParameter(str(e), ctx, param_hint="'--max-memory'") from None
+        else:
+            run[name] = value
+    early = None
+    if algo.param("early_stop") is not None:
+        early = ctx.params.get("p_early_stop") or algo.param("early_stop").default
+    if early in ("validation", "mixed") and "validation" not in run:
+        raise click.UsageError(f"--early-stop {early} needs --validation FILE", ctx)
+    return run
+
+
+def apply_c(ctx, algo, params: dict, c: float) -> None:
+    """-c C (LIBSVM's C, as tools/grid.py passes it): the regulariser becomes 1/(2C)."""
+    if not (c > 0 and math.isfinite(c)):
+        raise click.BadParameter(f"must be in (0, inf) (got {c:g})", ctx, param_hint="'-c'")
+    name = "lambda" if algo.param("lambda") else "gamma_a" if algo.param("gamma_a") else None
+    if name is None:
+        raise click.UsageError(f"-c is not used by -a {algo.name}", ctx)
+    p = algo.param(name)
+    if ctx.get_parameter_source(f"p_{name}") == click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError(f"-c sets {p.option}; give one or the other", ctx)
+    try:
+        params[name] = p.check(1.0 / (2.0 * c))
+    except ValueError as e:
+        raise click.UsageError(f"-c {c:g}: {e}", ctx) from None

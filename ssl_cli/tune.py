@@ -16,32 +16,35 @@ import time
 import click
 import numpy as np
 
-from formats import LABEL_MAX
-from formats.errors import DataError
-from solvers.errors import MemoryLimitError
-from solvers.multiclass import class_labels
-from solvers.registry import ALGORITHMS, by_svmlin_code
-from solvers.tuning import METRICS, held_out_labels, make_problem, point_key, run_group, score
-from ssl_cli import process
-from ssl_cli.common import CONTEXT, setup_logging, user_errors
-from ssl_cli.grid import parse_grid
-from ssl_cli.outputs import Output, Outputs, resolve, writable_folder
-from ssl_cli.parallel import Progress, Runner, resolve_jobs
-from ssl_cli.solver_options import (
+from ssl_svm.cli import process
+from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors
+from ssl_svm.cli.grid import parse_grid
+from ssl_svm.cli.outputs import Output, Outputs, resolve, writable_folder
+from ssl_svm.cli.parallel import Progress, Runner, resolve_jobs
+from ssl_svm.cli.solver_options import (
     SolverCommand,
+    choose_algorithm,
     complete_algorithm,
     complete_file,
     fmt,
     param_options,
+    run_options,
+    solver_params,
 )
-from ssl_cli.train import (
-    _choose_algorithm,
-    _read_validation,
-    _run_options,
-    _solver_params,
-    load_training,
-    restore_labels,
+from ssl_svm.cli.train import load_training, read_validation
+from ssl_svm.formats import LABEL_MAX
+from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers.errors import MemoryLimitError
+from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
+from ssl_svm.solvers.tuning import (
+    METRICS,
+    held_out_labels,
+    make_problem,
+    point_key,
+    run_group,
+    score,
 )
+from ssl_svm.training import restore_labels
 
 PROG = "ssl-tune"
 RESUME_MAGIC = "# ssl-tune resume 1"
@@ -256,9 +259,9 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
           labels_file, unlabeled_file, unlabeled_label, negatives_as_unlabeled, max_memory, quiet,
           verbose, plot_file, **kwargs):
     ctx = click.get_current_context()
-    algo = _choose_algorithm(ctx, algorithm, svmlin_algorithm)
-    params = _solver_params(ctx, algo, kwargs)
-    run = _run_options(ctx, algo, None, max_memory, negatives_as_unlabeled)
+    algo = choose_algorithm(ctx, algorithm, svmlin_algorithm)
+    params = solver_params(ctx, algo, kwargs)
+    run = run_options(ctx, algo, None, max_memory, negatives_as_unlabeled)
     if not grid_specs:
         raise click.UsageError("give at least one -G NAME=VALUES (names for -a "
                                f"{algo.name}: {', '.join(p.name for p in algo.params)})", ctx)
@@ -276,7 +279,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                                "parallelism of --cluster", ctx)
     resolve_jobs(n_jobs)
     if plot_file is not None:
-        from ssl_cli import plot
+        from ssl_svm.cli import plot
 
         if plot.image_format(plot_file) is None:
             raise click.BadParameter(f"'{click.format_filename(plot_file)}' must end in .png "
@@ -306,15 +309,14 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
 
             logging.getLogger("ssl.solver").setLevel(logging.WARNING)
 
-        data, labeled, _, codes = load_training(train, algo, zero_based, labels_file,
-                                                unlabeled_file, negatives_as_unlabeled, log,
-                                                unlabeled_label=unlabeled_label)
-        n_lab = int(labeled.sum())
-        classes = class_labels(data.y)
+        prepared = load_training(train, algo, zero_based, labels_file, unlabeled_file,
+                                 negatives_as_unlabeled, log, unlabeled_label=unlabeled_label)
+        data, codes, classes = prepared.data, prepared.codes, prepared.classes
+        n_lab = int(prepared.labeled.sum())
         validation = None
         if validation_file is not None:
             vclasses = classes if not algo.positive_unlabeled else [-1, 1]
-            validation = _read_validation(validation_file, zero_based, data.X.shape[1], vclasses,
+            validation = read_validation(validation_file, zero_based, data.X.shape[1], vclasses,
                                           unlabeled_label, codes)
         n_classes = len(classes) if not algo.positive_unlabeled else 2
         metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
@@ -417,7 +419,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         click.echo(f"best {keys[best]} {metric}={scores[best]:.6g}")
         sys.stdout.flush()
         if plot_out is not None:
-            from ssl_cli import plot
+            from ssl_svm.cli import plot
 
             tuples = list(grid.index_tuples())
             number = {t: k for k, t in enumerate(tuples)}
@@ -431,7 +433,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
             tb = time.perf_counter()
             m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
             restore_labels(m, codes)
-            from formats.model_file import model_to_text
+            from ssl_svm.formats.model_file import model_to_text
 
             out.write(model_to_text(m))
             log.info("trained %s with %s on all %d rows in %.2f s; model written to %s", algo.name,

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from conftest import SAMPLES, run, shared
 
-from formats.model_file import read_model
-from formats.svmlight import read_dataset
-from solvers.crossval import cross_validate, stratified_folds
-from solvers.registry import ALGORITHMS
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers.crossval import cross_validate, stratified_folds
+from ssl_svm.solvers.registry import ALGORITHMS
 
 PCMAC_TRAIN = SAMPLES / "pcmac.train"
 PCMAC_TEST = SAMPLES / "pcmac.test"
@@ -252,7 +252,7 @@ def test_train_keep_comments_on_the_transductive_output(tmp):
 
 
 def test_gamma_auto_and_features(tmp):
-    from solvers.kernels import median_gamma
+    from ssl_svm.solvers.kernels import median_gamma
 
     data = read_dataset(str(SAMPLES / "pcmac.train"))
     run("ssl-train", "-q", "-a", "usmo", "--negatives-as-unlabeled", "-t", "rbf",

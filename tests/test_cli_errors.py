@@ -6,7 +6,7 @@ import gzip
 import pytest
 from conftest import SAMPLES, run
 
-from solvers.registry import ALGORITHMS
+from ssl_svm.solvers.registry import ALGORITHMS
 
 USMO_HINT = "; for positive-unlabeled data use -a usmo" if "usmo" in ALGORITHMS else ""
 
@@ -143,8 +143,8 @@ def test_option_not_used_by_the_algorithm_is_refused():
     has a solver without -Cp)."""
     from click.testing import CliRunner
 
-    from solvers.registry import Algorithm
-    from ssl_cli import train as train_cli
+    from ssl_svm.cli import train as train_cli
+    from ssl_svm.solvers.registry import Algorithm
 
     slim = ALGORITHMS["svm"]
     fake = Algorithm("slim", "test solver", tuple(p for p in slim.params

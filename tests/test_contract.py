@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from conftest import BIN, SAMPLES, SHARED, run
 
-from formats.textparse import LABEL_MAX, VALUE_MAX
+from ssl_svm.formats.textparse import LABEL_MAX, VALUE_MAX
 
 DATA = "+1 1:1 2:0.5\n-1 1:-1 2:0.3\n+1 1:0.8 2:0.1\n-1 1:-0.9 2:0.2\n0 1:0.1 2:0.1\n"
 
@@ -481,7 +481,7 @@ def test_reading_does_not_depend_on_the_locale(tmp):
         "import locale, numpy as np\n"
         "locale.setlocale(locale.LC_NUMERIC, 'de_DE.UTF-8')\n"
         "assert locale.localeconv()['decimal_point'] == ','\n"
-        "from formats.svmlight import read_dataset\n"
+        "from ssl_svm.formats.svmlight import read_dataset\n"
         f"big = {str(tmp / 'big.svm')!r}\n"
         "open(big, 'w').write('+1 1:0.5 2:1e3\\n-1 1:-0.25\\n' * 20000)\n"
         "d = read_dataset(big)\n"  # > 128 KiB: the compiled parser

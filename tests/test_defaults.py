@@ -11,9 +11,9 @@ import scipy.sparse as sp
 import tv_protocol as TP
 from conftest import run
 
-from formats.model_file import read_model
-from solvers import graph, kernels
-from solvers.registry import ALGORITHMS
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.solvers import graph, kernels
+from ssl_svm.solvers.registry import ALGORITHMS
 
 
 def test_neighbour_contrast_is_the_brute_force_figure():

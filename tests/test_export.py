@@ -7,8 +7,8 @@ from conftest import SAMPLES, run, shared
 from liblinear import liblinearutil as ll
 from libsvm import svmutil as ls
 
-from formats.model_file import read_model
-from formats.svmlight import read_dataset
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.formats.svmlight import read_dataset
 
 PCMAC = shared("bench", "pcmac-svmlin")
 

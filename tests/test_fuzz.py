@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from conftest import BIN, SAMPLES
 
-from solvers.registry import ALGORITHMS, all_params
+from ssl_svm.solvers.registry import ALGORITHMS, all_params
 
 SCALE = int(os.environ.get("SSL_FUZZ_SCALE", "1"))
 SEED = int(os.environ.get("SSL_FUZZ_SEED", "19"))

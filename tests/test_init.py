@@ -4,7 +4,7 @@ fewer iterations; solvers without one refuse it."""
 import pytest
 from conftest import SAMPLES, run, shared
 
-from formats.model_file import read_model
+from ssl_svm.formats.model_file import read_model
 
 A9A = shared("bench", "a9a-100")
 USPS = shared("bench", "usps49-10")

@@ -7,12 +7,12 @@ import scipy.sparse as sp
 from conftest import SAMPLES, run, shared
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
-from formats.model_file import read_model
-from formats.svmlight import read_dataset
-from solvers import graph, kernels, lapsvm
-from solvers.errors import ProblemError
-from solvers.kernels import KernelSpec
-from solvers.registry import ALGORITHMS
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import graph, kernels, lapsvm
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.kernels import KernelSpec
+from ssl_svm.solvers.registry import ALGORITHMS
 
 
 def _data(n=120, d=6, seed=0, sparse=False):

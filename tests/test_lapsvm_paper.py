@@ -11,7 +11,7 @@ import lapsvm_protocol as P
 import numpy as np
 import pytest
 
-from solvers.registry import ALGORITHMS
+from ssl_svm.solvers.registry import ALGORITHMS
 
 
 def _errors(name, algo, **extra):

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from liblinear.liblinearutil import train as liblinear_train
 from scipy.optimize import minimize_scalar
 
-from formats.svmlight import read_dataset
-from solvers import linalg as la
-from solvers import linalg_numpy, linear
-from solvers.linear import l2svm_mfn, rls_cgls
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import linalg as la
+from ssl_svm.solvers import linalg_numpy, linear
+from ssl_svm.solvers.linear import l2svm_mfn, rls_cgls
 
 # the numba routines, and the numpy ones small fits begin on (solvers.linear.Routines)
 BACKENDS = pytest.mark.parametrize("numpy", [False, True], ids=["numba", "numpy"])
@@ -244,8 +244,8 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
 def test_truncated_newton_steps_reach_the_same_optimum_with_fewer_cg_iterations(lam, eps):
     """`svm`'s forcing term (inexact Newton steps, as liblinear's TRON) on w8a: the optimum
     of SVMlin's exact steps, about half the CG iterations; -a svm trains with it."""
-    from solvers.linear import SVM_FORCING
-    from solvers.registry import ALGORITHMS
+    from ssl_svm.solvers.linear import SVM_FORCING
+    from ssl_svm.solvers.registry import ALGORITHMS
 
     d = read_dataset(str(shared("datasets", "w8a", "w8a")))
     C = np.ones(d.y.size)
@@ -319,8 +319,8 @@ def test_a_fit_moves_to_numba_after_its_numpy_work_budget(monkeypatch, caplog, f
 
 
 def test_small_fits_begin_on_numpy():
-    from solvers.params import NUMPY_NNZ
-    from solvers.registry import ALGORITHMS
+    from ssl_svm.solvers.params import NUMPY_NNZ
+    from ssl_svm.solvers.registry import ALGORITHMS
 
     for name in ("svm", "rls"):
         assert ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ)
@@ -337,7 +337,7 @@ def test_svm_truncated_steps_reach_the_optimum_on_raw_pixels():
 
     with gzip.open(shared("datasets", "mnist38", "mnist38.gz"), "rb") as f:
         head = b"".join(f.readline() for _ in range(300))
-    from formats.svmlight import parse_block
+    from ssl_svm.formats.svmlight import parse_block
 
     d = parse_block(head, 1, "mnist38")
     Y = np.where(d.y > 0, 1.0, -1.0)

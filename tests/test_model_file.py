@@ -5,12 +5,12 @@ import pytest
 import scipy.sparse as sp
 from conftest import shared
 
-from formats.errors import DataError
-from formats.model_file import model_from_text, model_to_text, read_model, write_model
-from formats.svmlight import read_dataset
-from solvers.kernels import KernelSpec
-from solvers.models import KernelExpansion, Model
-from solvers.registry import ALGORITHMS
+from ssl_svm.formats.errors import DataError
+from ssl_svm.formats.model_file import model_from_text, model_to_text, read_model, write_model
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers.kernels import KernelSpec
+from ssl_svm.solvers.models import KernelExpansion, Model
+from ssl_svm.solvers.registry import ALGORITHMS
 
 
 def trained(name, path, **over):

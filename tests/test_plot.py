@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 from conftest import BIN, SAMPLES, run
 
-from ssl_cli.plot import is_geometric
+from ssl_svm.cli.plot import is_geometric
 
 PCMAC = SAMPLES / "pcmac.train"
 
@@ -47,7 +47,7 @@ def test_plot_errors(tmp):
     assert "draws one or two -G axes (this grid has 3)" in r.stderr
     import subprocess
 
-    code = ("import sys; sys.modules['matplotlib'] = None; from ssl_cli.tune import main; "
+    code = ("import sys; sys.modules['matplotlib'] = None; from ssl_svm.cli.tune import main; "
             f"sys.exit(main(['-a', 'svm', '-G', 'lambda=1,2', '--plot', {str(tmp / 'x.png')!r}, "
             f"{str(PCMAC)!r}]))")
     p = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True)

@@ -6,8 +6,8 @@ import pytest
 from conftest import SAMPLES, run, shared
 from scipy.special import expit
 
-from formats.model_file import model_to_text, read_model
-from solvers.calibration import cross_entropy, fit_slope, targets
+from ssl_svm.formats.model_file import model_to_text, read_model
+from ssl_svm.solvers.calibration import cross_entropy, fit_slope, targets
 
 PCMAC = shared("bench", "pcmac-svmlin")
 

@@ -5,9 +5,9 @@ import logging
 import numpy as np
 from conftest import shared
 
-from formats.svmlight import read_dataset
-from solvers import progress
-from solvers.linear import l2svm_mfn
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import progress
+from ssl_svm.solvers.linear import l2svm_mfn
 
 
 def g50c_scaled():

@@ -9,10 +9,10 @@ import sys
 import pytest
 from conftest import BIN, SAMPLES, run, shared
 
-from solvers import runtime
+from ssl_svm.solvers import runtime
 
 # the variables configure() reads or sets: tests start each command without the ones the test
-# process itself inherited from solvers/__init__
+# process itself inherited from ssl_svm.solvers/__init__
 THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS",
                "OPENBLAS_THREAD_TIMEOUT", "NUMBA_THREADING_LAYER")
 CLEAN = {k: None for k in THREAD_VARS}
@@ -111,7 +111,7 @@ def test_jobs_are_capped_at_the_cpus(tmp):
 def _modules_loaded(prog, *args):
     """The numerical modules a command imported before exiting."""
     code = ("import sys\n"
-            f"from ssl_cli import {prog} as m\n"
+            f"from ssl_svm.cli import {prog} as m\n"
             "try:\n"
             f"    m.main({list(args)!r})\n"
             "except SystemExit:\n"
@@ -158,7 +158,7 @@ def test_a_linear_fit_starting_numba_says_when_it_compiles(monkeypatch, caplog):
     """svm and rls start numba inside the fit, when it needs it: that start says so when the
     linear routines were never compiled."""
     monkeypatch.setattr(runtime, "_started", set())
-    monkeypatch.setattr(runtime, "uncompiled_modules", lambda: ["solvers.linalg"])
+    monkeypatch.setattr(runtime, "uncompiled_modules", lambda: ["ssl_svm.solvers.linalg"])
     held = []
 
     class Guard:
@@ -170,8 +170,8 @@ def test_a_linear_fit_starting_numba_says_when_it_compiles(monkeypatch, caplog):
 
     monkeypatch.setattr(runtime, "start_guard", Guard)
     with caplog.at_level("INFO", logger="ssl.runtime"):
-        runtime.start_numba(("solvers.linalg",), what="the linear solvers")
-        runtime.start_numba(("solvers.linalg",), what="the linear solvers")  # once only
+        runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+        runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")  # once only
     assert caplog.text.count("first run of the linear solvers since installing: compiling") == 1
     assert held == [True]
 
@@ -202,7 +202,7 @@ def test_a_task_share_set_before_numba_starts_sizes_its_pool():
     """A -j worker's share of the CPUs, set while numba is not loaded (small linear fits never
     load it), becomes the size of numba's pool when something starts it."""
     code = ("import os, sys\n"
-            "from solvers import runtime\n"
+            "from ssl_svm.solvers import runtime\n"
             "runtime.limit_threads(1)\n"
             "assert 'numba' not in sys.modules\n"
             "import numba\n"

@@ -9,12 +9,12 @@ import pytest
 import scipy.sparse as sp
 from conftest import run, shared
 
-from formats.model_file import read_model
-from formats.svmlight import read_dataset
-from solvers import linalg as la
-from solvers.linear import l2svm_mfn
-from solvers.registry import ALGORITHMS
-from solvers.s3vm import (
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import linalg as la
+from ssl_svm.solvers.linear import l2svm_mfn
+from ssl_svm.solvers.registry import ALGORITHMS
+from ssl_svm.solvers.s3vm import (
     da_binary,
     probabilities,
     solve_nu,
@@ -114,8 +114,8 @@ def test_da_balance_and_returned_objective():
 
 def test_da_returns_the_best_seen_solution_not_the_last(monkeypatch):
     """A path whose later w-steps are made worse on purpose: DA must hand back the best w."""
-    import solvers.s3vm as s3vm
-    from solvers.linear import LinearResult
+    import ssl_svm.solvers.s3vm as s3vm
+    from ssl_svm.solvers.linear import LinearResult
 
     real = s3vm.l2svm_mfn
     calls = []

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
-from formats.errors import DataError
-from formats.svmlight import iter_chunks, read_dataset, write_dataset
-from formats.textparse import VALUE_MAX
+from ssl_svm.formats.errors import DataError
+from ssl_svm.formats.svmlight import iter_chunks, read_dataset, write_dataset
+from ssl_svm.formats.textparse import VALUE_MAX
 
 REAL_FILES = [
     ("bench", "pcmac-svmlin", "train.svm"),

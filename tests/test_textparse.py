@@ -8,7 +8,7 @@ from conftest import SAMPLES, shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formats import _parse, textparse
+from ssl_svm.formats import _parse, textparse
 
 NUMBERS = ["0", "1", "-1", "+1", "2.5", "-.5", ".5", "5.", "1e3", "1E-3", "+1.5e+2", "1e",
            "1e+", ".", "-", "+", "", "inf", "-inf", "Infinity", "INF", "infinit", "nan",

@@ -13,13 +13,13 @@ import pytest
 from click.testing import CliRunner
 from conftest import BIN, SAMPLES, run, shared
 
-from formats.model_file import read_model
-from formats.svmlight import read_dataset
-from solvers import tuning
-from solvers.crossval import stratified_folds
-from solvers.registry import ALGORITHMS
-from ssl_cli import tune as tune_cli
-from ssl_cli.grid import parse_axis
+from ssl_svm.cli import tune as tune_cli
+from ssl_svm.cli.grid import parse_axis
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import tuning
+from ssl_svm.solvers.crossval import stratified_folds
+from ssl_svm.solvers.registry import ALGORITHMS
 
 PCMAC = SAMPLES / "pcmac.train"
 LINE = re.compile(r"^(?P<key>(?:\S+=\S+ )+?)(?P<metric>accuracy|f1|auc|pu)=(?P<v>\S+) "

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solvers import graph, tv
+from ssl_svm.solvers import graph, tv
 
 
 def _exact_rof(edges, z, gamma, rho):

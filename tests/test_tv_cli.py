@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from conftest import SAMPLES, run, shared
 
-from formats.model_file import read_model
-from formats.svmlight import read_dataset
-from solvers import tvsvm
-from solvers.kernels import KernelSpec
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import tvsvm
+from ssl_svm.solvers.kernels import KernelSpec
 
 
 @pytest.mark.parametrize("algo", ["tvrls", "tvsvm", "cheeger-rls", "cheeger-svm"])
@@ -240,7 +240,7 @@ def test_nystrom_operations_are_exact_for_the_low_rank_kernel():
     np.testing.assert_allclose(e, Kt @ alpha, rtol=1e-12, atol=1e-12)
     rows, coef = st.expansion(alpha)
     assert rows.shape[0] == 60 and coef.shape == (60,)
-    from solvers.kernels import kernel_block
+    from ssl_svm.solvers.kernels import kernel_block
     np.testing.assert_allclose(kernel_block(spec, X, rows) @ coef, Kt @ alpha, rtol=1e-7,
                                atol=1e-7)
     # with every row a landmark the Nyström kernel is K itself

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 import tv_protocol as TP
 
-from solvers import tvsvm
+from ssl_svm.solvers import tvsvm
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +160,8 @@ def test_class_norm_n_over_c_converges_on_ten_class_mnist():
     with √N the unlabeled entries are √10 times the labels' size and multi-class TV-SVM does
     not settle in 100 iterations (24 % error); with √(N/c) it converges in about 12 to
     16 %, the figures the option's help quotes."""
-    from formats.svmlight import read_dataset
-    from solvers.kernels import KernelSpec
+    from ssl_svm.formats.svmlight import read_dataset
+    from ssl_svm.solvers.kernels import KernelSpec
 
     assert tvsvm.class_scale(400, 4, "n") == 20.0 and tvsvm.class_scale(400, 4, "n/c") == 10.0
     with pytest.raises(ValueError):

@@ -7,9 +7,9 @@ import scipy.sparse as sp
 import usmo_protocol as UP
 from conftest import run
 
-from formats.model_file import read_model
-from solvers import kernels, usmo
-from solvers.kernels import KernelSpec
+from ssl_svm.formats.model_file import read_model
+from ssl_svm.solvers import kernels, usmo
+from ssl_svm.solvers.kernels import KernelSpec
 
 
 def exact_dual(K, P, U, c1, c2):

@@ -1,0 +1,608 @@
+"""scikit-learn estimators, one class per registered solver, built from the registry.
+
+Every class's constructor parameters are the solver's :class:`ssl_svm.solvers.params.Param`
+declarations (the same list that makes ``ssl-train``'s options and the model file's ``param``
+lines) under their canonical names, ``lambda`` spelled ``lam`` (a Python keyword), plus the
+estimator's own: ``unlabeled_label``, ``probability``, ``warm_start``, ``random_state``,
+``n_jobs``, ``verbose`` and, for the kernel and graph solvers, ``max_memory``.
+
+Labels follow scikit-learn's ``semi_supervised`` module: rows of ``y`` equal to
+``unlabeled_label`` (default -1) are unlabeled; ``unlabeled_label=0`` takes the SVMlight files'
+convention. Classes may be any sortable labels; a model with integer classes saves to the
+command line's model file (:meth:`SSLClassifier.save`, :func:`load`). :class:`USMO` is a
+positive-unlabeled learner: ``fit(X, s)`` with 1 = labeled positive, 0 or -1 = unlabeled.
+
+The pipeline between the arrays and the solver is :mod:`ssl_svm.training`, the one
+``ssl-train`` runs; errors are :mod:`ssl_svm.exceptions` types (``ValueError`` subclasses),
+the solvers' own remarks :class:`ssl_svm.SolverWarning` warnings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+import sys
+import threading
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ssl_svm import training
+from ssl_svm.exceptions import DataError, SolverWarning
+from ssl_svm.formats import LABEL_MAX
+from ssl_svm.formats.svmlight import Dataset
+from ssl_svm.solvers.registry import ALGORITHMS
+
+# registry parameter name -> constructor keyword, where the name is not a valid one
+KEYWORDS = {"lambda": "lam"}
+# registry name -> class name
+CLASS_NAMES = {"rls": "RLS", "svm": "SVM", "tsvm": "TSVM", "da": "DAS3VM", "lapsvm": "LapSVM",
+               "laprls": "LapRLS", "usmo": "USMO", "tvrls": "TVRLS", "tvsvm": "TVSVM",
+               "cheeger-rls": "CheegerRLS", "cheeger-svm": "CheegerSVM"}
+# the estimator's own parameters (not the solver's), with their defaults
+COMMON = (("unlabeled_label", -1), ("probability", False), ("warm_start", False),
+          ("random_state", None), ("n_jobs", None), ("verbose", 0))
+# the stat n_iter_ reports, the first found: the solver's iterations, tsvm's retrainings, da's
+# temperatures
+ITERATION_STATS = ("iterations", "retrains", "temperatures")
+
+
+def keyword(name: str) -> str:
+    """The constructor keyword of registry parameter ``name``."""
+    return KEYWORDS.get(name, name)
+
+
+def default_value(p):
+    """A Param's default as a constructor default: ``"auto"`` for a value chosen from the
+    data (None in the registry) where the parameter accepts that name."""
+    return "auto" if p.default is None and "auto" in p.names else p.default
+
+
+# --------------------------------------------------------------------------- solver context
+
+_state = threading.local()
+
+
+class _Bridge(logging.Handler):
+    """The solvers' log records during an estimator's fit (in this thread): warnings become
+    :class:`SolverWarning` warnings, progress goes to stderr with ``verbose``; outside a fit,
+    nothing."""
+
+    def emit(self, record):
+        verbose = getattr(_state, "verbose", None)
+        if verbose is None:
+            return
+        if record.levelno >= logging.WARNING:
+            warnings.warn(record.getMessage(), SolverWarning, stacklevel=_caller_level())
+        elif verbose:
+            sys.stderr.write(record.getMessage() + "\n")
+
+
+def _caller_level() -> int:
+    """The stacklevel of the first frame outside ssl_svm (its solvers and formats too) and
+    logging: a warning then points at the caller's line (``clf.fit(...)``), not a handler."""
+    import ssl_svm
+    import ssl_svm.formats
+    import ssl_svm.solvers
+
+    inside = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                   for m in (ssl_svm, ssl_svm.solvers, ssl_svm.formats, logging))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_BRIDGE = _Bridge()
+logging.getLogger("ssl").addHandler(_BRIDGE)
+
+
+@contextlib.contextmanager
+def _solver_context(verbose, n_jobs, algo=None):
+    """Around a fit or a prediction: the solvers' warnings as Python warnings, their progress
+    on stderr if ``verbose``, numba's and BLAS's threads at most ``n_jobs`` (None: as they
+    are; -1: the CPUs available). Everything is put back afterwards."""
+    from ssl_svm.solvers import runtime
+
+    if algo is not None and n_jobs is not None:
+        algo.fit  # noqa: B018 -- its module (and numba, for most solvers) loaded first
+
+    ssl_log = logging.getLogger("ssl")
+    old_level, old_verbose = ssl_log.level, getattr(_state, "verbose", None)
+    _state.verbose = bool(verbose)
+    if verbose:
+        ssl_log.setLevel(logging.INFO)
+    try:
+        with contextlib.ExitStack() as stack:
+            if n_jobs is not None:
+                threads = runtime.available_cpus() if n_jobs < 0 else max(1, int(n_jobs))
+                stack.enter_context(runtime.thread_limit(threads))
+            yield
+    finally:
+        _state.verbose = old_verbose
+        ssl_log.setLevel(old_level)
+
+
+# --------------------------------------------------------------------------- the estimators
+
+def _as_csr(X) -> sp.csr_matrix:
+    """X as the solvers take it: CSR float64, sorted indices, no duplicates, int32 indices
+    where they fit (the compiled routines' usual types). Copies only what must change."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.indices.dtype != np.int32 and X.nnz < 2**31 and X.shape[1] < 2**31:
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                          shape=X.shape)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _integer_classes(classes: np.ndarray) -> bool:
+    """Whether the classes are integers a model file can hold (bool labels are not)."""
+    if classes.dtype.kind not in "iuf":
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.isfinite(classes)) and np.all(classes == np.round(classes))
+                    and np.all(np.abs(classes) <= LABEL_MAX))
+
+
+def _equal(y: np.ndarray, value) -> np.ndarray:
+    """Elementwise y == value for any dtype (a str array against a number is all False)."""
+    if y.dtype.kind in "iufb" and isinstance(value, (int, float, np.number)):
+        return y == value
+    return np.fromiter((v == value for v in y.tolist()), dtype=bool, count=y.size)
+
+
+class SSLClassifier(ClassifierMixin, BaseEstimator):
+    """Base of the estimators: fit, predict, decision values, probabilities, scoring on the
+    labeled rows, and the model file. Subclasses set ``_algorithm`` (a registry name)."""
+
+    _algorithm: str = ""
+
+    # ------------------------------------------------------------------ set-up
+
+    @classmethod
+    def _algo(cls):
+        return ALGORITHMS[cls._algorithm]
+
+    def _params(self) -> dict:
+        """The solver's parameters from the constructor's, checked (ValueError naming the
+        keyword)."""
+        algo = self._algo()
+        params = {}
+        for p in algo.params:
+            kw = keyword(p.name)
+            value = getattr(self, kw)
+            if p.default is None and (value is None or (isinstance(value, str)
+                                                        and value == "auto")):
+                params[p.name] = None  # chosen from the data at run time
+                continue
+            try:
+                params[p.name] = p.check(value)
+            except ValueError as e:
+                text = str(e)
+                if text.startswith(p.option):
+                    text = text[len(p.option):].lstrip()
+                raise ValueError(f"{type(self).__name__}({kw}={value!r}): {text}") from None
+        return params
+
+    def _run(self) -> dict:
+        run = {}
+        if "max_memory" in self._algo().run_options and self.max_memory is not None:
+            from ssl_svm.solvers.kernels import parse_memory
+
+            try:
+                run["max_memory"] = parse_memory(str(self.max_memory))
+            except ValueError as e:
+                raise ValueError(f"{type(self).__name__}(max_memory={self.max_memory!r}): "
+                                 f"{e}") from None
+        early = getattr(self, "early_stop", None)
+        if early in ("validation", "mixed"):
+            raise ValueError(f"{type(self).__name__}(early_stop={early!r}) needs labeled "
+                             "validation rows, which only ssl-train --validation FILE takes; "
+                             "use 'stability' (the default) or 'none'")
+        return run
+
+    def _labels(self, y: np.ndarray):
+        """(internal float labels with 0 = unlabeled, codes of relabelled classes, classes_,
+        the unlabeled mask)."""
+        unl = _equal(y, self.unlabeled_label)
+        y_lab = y[~unl]
+        if y_lab.size:
+            check_classification_targets(y_lab)
+        classes = np.unique(y_lab)
+        if classes.size < 2:
+            found = (f"one class ({classes[0]})" if classes.size == 1 else "no labeled row")
+            raise DataError("y", f"{type(self).__name__} needs two classes among the labeled "
+                            f"rows; y has {found} besides {int(unl.sum())} rows equal to "
+                            f"unlabeled_label={self.unlabeled_label!r} (scikit-learn's "
+                            "semi-supervised convention is -1 for unlabeled rows; "
+                            "unlabeled_label=0 takes the SVMlight files' 0; for "
+                            "positive-unlabeled data use ssl_svm.USMO)")
+        internal = np.zeros(y.size)
+        codes = {}
+        if _integer_classes(classes):
+            # the classes' own integers inside, as ssl-train has them (same model file); a
+            # class 0 takes a positive code meanwhile, 0 marking the unlabeled rows there
+            values = [int(v) for v in classes.tolist()]
+            code = 0
+            if 0 in values:
+                code = next(c for c in range(1, len(values) + 2) if c not in values)
+                codes[code] = 0
+            for c, v in zip(classes, values):
+                internal[~unl & _equal(y, c)] = v if v != 0 else code
+            label_index = {v: i for i, v in enumerate(values)}
+        else:
+            for i, c in enumerate(classes):
+                internal[~unl & _equal(y, c)] = i + 1
+            label_index = {i + 1: i for i in range(classes.size)}
+        return internal, codes, classes, unl, label_index
+
+    def _costs(self, sample_weight, n: int) -> np.ndarray:
+        if sample_weight is None:
+            return np.ones(n)
+        w = np.asarray(sample_weight, dtype=np.float64)
+        if w.ndim == 0:
+            w = np.full(n, float(w))
+        if w.shape != (n,):
+            raise ValueError(f"sample_weight.shape == {w.shape}, expected ({n},)")
+        if not np.all(np.isfinite(w)):
+            raise ValueError("sample_weight has values that are not finite numbers")
+        if np.any(w < 0):
+            raise ValueError("negative weights in sample_weight: the weights are the rows' "
+                             "cost factors, at least 0")
+        if n and not np.any(w > 0):
+            raise ValueError("every sample weight is zero: no row would count")
+        return w.copy()
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y, sample_weight=None):
+        """Train on the rows of X (dense or sparse), y their labels with ``unlabeled_label``
+        marking the unlabeled rows; ``sample_weight`` gives each row's cost factor (the files'
+        ``cost:``). Returns self."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        y = np.asarray(y)
+        algo = self._algo()
+        params = self._params()
+        run = self._run()
+        cost = self._costs(sample_weight, X.shape[0])
+        internal, codes, classes, unl, label_index = self._labels(y)
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        data = Dataset(_as_csr(X), internal, cost, None, "y")
+        init = None
+        if self.warm_start and getattr(self, "model_", None) is not None:
+            if algo.init_start:
+                init = self.model_
+            else:
+                warnings.warn(f"{type(self).__name__} has no warm start from a fitted model "
+                              "(rls, svm, lapsvm, laprls have); fitting from scratch",
+                              SolverWarning, stacklevel=2)
+        with _solver_context(self.verbose, self.n_jobs, algo):
+            prepared = training.prepare(algo, data, keep_unlabeled=True)
+            prepared.codes = codes
+            model = training.fit(algo, prepared, params, run, probability=self._probability(),
+                                 seed=seed, init=init, init_source="the previous fit",
+                                 verbose=bool(self.verbose))
+            F_unl = training.transductive_values(model, prepared)
+        self._set_fitted(model, classes, label_index)
+        transduction = np.empty(y.size, dtype=classes.dtype)
+        transduction[~unl] = y[~unl]
+        transduction[unl] = self._labels_of(model.labels_from_values(F_unl))
+        self.transduction_ = transduction
+        return self
+
+    def _probability(self) -> bool:
+        return bool(self.probability)
+
+    def _set_fitted(self, model, classes, label_index) -> None:
+        """The fitted attributes from ``model`` (its labels real)."""
+        model.train_values = None  # held by the solver for -l; the estimator has used them
+        model.warm = None
+        self.model_ = model
+        self.classes_ = classes
+        self._label_index = label_index
+        stats = model.stats
+        it = next((stats[k] for k in ITERATION_STATS if k in stats), None)
+        if it is not None:
+            # da without unlabeled rows is one supervised solve and no temperature
+            unlabeled = stats.get("n_unlabeled", [1])[0]
+            self.n_iter_ = int(np.max(it)) if unlabeled else max(1, int(np.max(it)))
+        obj = stats.get("objective")
+        if obj is not None:
+            self.objective_ = float(obj[0]) if len(obj) == 1 else np.asarray(obj, dtype=float)
+        fn = model.function
+        if hasattr(fn, "W"):
+            order = self._columns()
+            if order is None:  # binary: one function, positive for the first model label
+                sign = self._binary_sign()
+                self.coef_ = sign * fn.W[:, 0][None, :].copy()
+                self.intercept_ = sign * fn.b[:1].copy()
+            else:
+                self.coef_ = fn.W[:, order].T.copy()
+                self.intercept_ = fn.b[order].copy()
+
+    def _labels_of(self, model_labels) -> np.ndarray:
+        """The classes_ of the model's labels."""
+        idx = np.fromiter((self._label_index[int(v)] for v in np.asarray(model_labels)),
+                          dtype=np.int64, count=len(model_labels))
+        return self.classes_[idx]
+
+    def _columns(self):
+        """For several functions: the model's function index of each class in classes_
+        order; None for a binary model."""
+        labels = self.model_.labels
+        if len(labels) == 2:
+            return None
+        where = {self._label_index[int(v)]: j for j, v in enumerate(labels)}
+        return np.array([where[i] for i in range(len(self.classes_))])
+
+    def _binary_sign(self) -> float:
+        """+1 when the model's first label (f > 0) is classes_[1], else -1."""
+        return 1.0 if self._label_index[int(self.model_.labels[0])] == 1 else -1.0
+
+    # ------------------------------------------------------------------ predict
+
+    def _values(self, X) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        with _solver_context(0, self.n_jobs):
+            return self.model_.decision_function(_as_csr(X))
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values: shape (rows,) for two classes, positive towards classes_[1]; else
+        (rows, classes), columns in classes_ order (one-vs-rest)."""
+        F = self._values(X)
+        order = self._columns()
+        if order is None:
+            return self._binary_sign() * F[:, 0]
+        return F[:, order]
+
+    def predict(self, X) -> np.ndarray:
+        """The predicted class of each row (the model file's rule: the first label where
+        f > 0 for two classes, the largest value for more)."""
+        F = self._values(X)
+        return self._labels_of(self.model_.labels_from_values(F))
+
+    def _has_probability(self) -> bool:
+        if hasattr(self, "model_"):
+            return self.model_.probability is not None
+        return bool(getattr(self, "probability", False))
+
+    @available_if(_has_probability)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (rows × classes, classes_ order) of the calibration fitted with
+        ``probability=True``: a sigmoid of the decision values whose most probable class is
+        always the predicted one."""
+        F = self._values(X)
+        P = self.model_.probabilities(F)
+        where = {self._label_index[int(v)]: j for j, v in enumerate(self.model_.labels)}
+        return P[:, [where[i] for i in range(len(self.classes_))]]
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy on the labeled rows of (X, y): rows equal to ``unlabeled_label`` are
+        left out (so a semi-supervised test fold scores only what it can)."""
+        from sklearn.metrics import accuracy_score
+
+        y = np.asarray(y)
+        keep = ~_equal(y, self.unlabeled_label) if y.ndim == 1 else np.ones(len(y), bool)
+        if not keep.any():
+            raise ValueError("score needs labeled rows; every row of y equals "
+                             f"unlabeled_label={self.unlabeled_label!r}")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)[keep]
+        Xk = _safe_indexing(X, np.flatnonzero(keep))
+        return float(accuracy_score(y[keep], self.predict(Xk), sample_weight=sample_weight))
+
+    # ------------------------------------------------------------------ model files
+
+    def save(self, path: str) -> None:
+        """Write the model file ``ssl-train`` writes (``ssl-predict`` reads it), atomically.
+        The classes must be integers (the file's labels are)."""
+        check_is_fitted(self, "model_")
+        if not _integer_classes(np.asarray(self.classes_)):
+            raise ValueError(f"the model file stores integer labels; this model's classes are "
+                             f"{list(self.classes_)!r} (map them to integers before fit)")
+        from ssl_svm.formats.model_file import write_model
+
+        write_model(self.model_, path)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class PUClassifier(SSLClassifier):
+    """Positive-unlabeled learning: ``fit(X, s)`` with s = 1 for a labeled positive row and
+    0 or -1 (or any one other value) for an unlabeled one, as PU libraries take it; predicts
+    1 (positive) or the unlabeled marker of ``s`` (-1 where ``s`` has -1) for negative."""
+
+    def _labels(self, s: np.ndarray):
+        if s.size:
+            check_classification_targets(s)
+        pos = _equal(s, 1)
+        others = np.unique(s[~pos])
+        if others.size > 1 and not set(others.tolist()) <= {0, -1}:
+            raise DataError("y", f"Only binary classification is supported: "
+                            f"positive-unlabeled learning takes 1 (labeled positive) and one "
+                            f"marker of the unlabeled rows, 0 or -1 (y has "
+                            f"{', '.join(map(str, np.unique(s).tolist()))})")
+        if not pos.any():
+            raise DataError("y", "no labeled positive rows (label 1): positive-unlabeled "
+                            "learning needs some")
+        if others.size == 0:
+            raise DataError("y", "y has one class only (1, labeled positive): "
+                            "positive-unlabeled learning needs unlabeled rows too (0 or -1)")
+        neg = -1 if _equal(others, -1).any() else others[0]
+        classes = np.array([neg, s[pos][0]]) if neg < 1 else np.array([s[pos][0], neg])
+        internal = np.where(pos, 1.0, 0.0)
+        label_index = {1: int(np.flatnonzero(classes == 1)[0]),
+                       -1: int(np.flatnonzero(classes != 1)[0])}
+        return internal, {}, classes, ~pos, label_index
+
+    def _probability(self) -> bool:
+        return False
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """The PU metric of Lee & Liu (2003), recall² / P(ŷ = 1), larger is better: recall on
+        the rows labeled positive in y (1), P(ŷ = 1) the predicted-positive share of all the
+        rows (``ssl-tune --metric pu``). Accuracy would count every unlabeled row as a
+        negative; this needs no negatives."""
+        y = np.asarray(y)
+        pred = self.predict(X)
+        pos = _equal(y, 1)
+        w = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, float)
+        if not np.any(w[pos] > 0):
+            raise ValueError("the PU score needs rows labeled positive (1) in y")
+        hit = pred == self.classes_[self._label_index[1]]
+        recall = float(np.sum(w[pos] * hit[pos]) / np.sum(w[pos]))
+        rate = float(np.sum(w * hit) / np.sum(w))
+        return recall * recall / rate if rate > 0 else 0.0
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+def _parameters(algo) -> list[tuple[str, object, object]]:
+    """(keyword, default, Param or None) of every constructor parameter of ``algo``'s
+    estimator: the solver's, then the estimator's own."""
+    out = [(keyword(p.name), default_value(p), p) for p in algo.params]
+    for name, default in COMMON:
+        if algo.positive_unlabeled and name in ("unlabeled_label", "probability"):
+            continue
+        out.append((name, default, None))
+    if "max_memory" in algo.run_options:
+        out.append(("max_memory", None, None))
+    return out
+
+
+def _make_init(cls_name: str, parameters: list[tuple[str, object, object]]):
+    names = [n for n, _, _ in parameters]
+    defaults = {n: d for n, d, _ in parameters}
+
+    def __init__(self, **kwargs):
+        for key in kwargs:
+            if key not in defaults:
+                hint = " (lambda is spelled lam)" if key == "lambda" else ""
+                raise TypeError(f"{cls_name}() got an unexpected keyword argument "
+                                f"{key!r}{hint}")
+        for name in names:
+            setattr(self, name, kwargs.get(name, defaults[name]))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d)
+           for n, d, _ in parameters])
+    __init__.__qualname__ = f"{cls_name}.__init__"
+    return __init__
+
+
+_COMMON_DOC = {
+    "unlabeled_label": "the value of y that marks an unlabeled row (default -1, as "
+                       "scikit-learn's semi_supervised module; 0 for the SVMlight files' "
+                       "convention, with which 0 is no class)",
+    "probability": "also fit a probability calibration (5-fold cross-validation of the "
+                   "labeled rows, as ssl-train --probability) for predict_proba",
+    "warm_start": "seed the next fit with this fit's model (rls, svm, lapsvm, laprls; the same "
+                  "optimum, reached sooner), as ssl-train --init",
+    "random_state": "seed of the calibration's folds (int, RandomState or None)",
+    "n_jobs": "threads of the solver's parallel loops and BLAS during fit and predict (None: "
+              "as they are; -1: the CPUs available)",
+    "verbose": "print the solver's progress on stderr",
+    "max_memory": "memory allowed for n×n matrices, e.g. '2G' or a number of MiB (default: "
+                  "half the RAM)",
+}
+
+
+def _docstring(algo, parameters) -> str:
+    lines = [f"{algo.summary[0].upper()}{algo.summary[1:]}.", "",
+             f"The solver of ``ssl-train -a {algo.name}``; its options are the parameters "
+             "below (CLI option → keyword in the README's table).", "", "Parameters",
+             "----------"]
+    for name, default, p in parameters:
+        if p is not None:
+            lines.append(f"{name} : {p.type.__name__}, default={default!r}")
+            lines.append(f"    {p.help} ({p.option}; range {p.range_text()}).")
+        else:
+            lines.append(f"{name} : default={default!r}")
+            lines.append(f"    {_COMMON_DOC[name]}.")
+    lines += ["", "Attributes", "----------",
+              "classes_ : the classes, sorted", "n_features_in_ : the width of X",
+              "transduction_ : the label of every training row (given for labeled rows, "
+              "predicted for unlabeled ones)",
+              "model_ : the fitted model (what the model file stores)",
+              "n_iter_, objective_ : the solver's iterations and final objective, where it has "
+              "them"]
+    if algo.linear_model:
+        lines.append("coef_, intercept_ : the weights, (1, features) for two classes "
+                     "(positive towards classes_[1]), else (classes, features)")
+    return "\n".join(lines)
+
+
+def _make_class(algo) -> type:
+    name = CLASS_NAMES[algo.name]
+    parameters = _parameters(algo)
+    base = PUClassifier if algo.positive_unlabeled else SSLClassifier
+    cls = type(name, (base,), {"_algorithm": algo.name,
+                               "__init__": _make_init(name, parameters),
+                               "__doc__": _docstring(algo, parameters),
+                               "__module__": __name__})
+    return cls
+
+
+ESTIMATORS: dict[str, type] = {a.name: _make_class(a) for a in ALGORITHMS.values()}
+globals().update({cls.__name__: cls for cls in ESTIMATORS.values()})
+
+
+def estimator(algorithm: str) -> type:
+    """The estimator class of a registry name (``-a NAME``), e.g. ``estimator("tsvm")``."""
+    try:
+        return ESTIMATORS[algorithm]
+    except KeyError:
+        raise ValueError(f"unknown algorithm {algorithm!r} (available: "
+                         f"{', '.join(ESTIMATORS)})") from None
+
+
+def load(path: str) -> SSLClassifier:
+    """A fitted estimator from a model file (``ssl-train``'s or :meth:`SSLClassifier.save`'s):
+    its class from the file's algorithm, its parameters from the ``param`` lines."""
+    from ssl_svm.formats.model_file import read_model
+
+    model = read_model(path)
+    cls = ESTIMATORS[model.algorithm]
+    algo = ALGORITHMS[model.algorithm]
+    kwargs = {}
+    for p in algo.params:
+        if p.name in model.params:
+            v = model.params[p.name]
+            kwargs[keyword(p.name)] = default_value(p) if v is None else v
+    est = cls(**kwargs)
+    if not algo.positive_unlabeled:
+        est.probability = model.probability is not None
+        labels = sorted(int(v) for v in model.labels)
+        classes = np.array(labels)
+        label_index = {v: i for i, v in enumerate(labels)}
+    else:
+        classes = np.array([-1, 1])
+        label_index = {-1: 0, 1: 1}
+    est.n_features_in_ = model.n_features
+    est._set_fitted(model, classes, label_index)
+    return est

@@ -1,0 +1,53 @@
+"""The exceptions and warning categories of ssl_svm.
+
+Errors are typed and say what to change in one line:
+
+* :class:`DataError` (a ``ValueError``): the data, labels or a model file cannot be used as
+  given; names the file and line (``train.svm:12: ...``) or, for arrays, the row
+  (``y[11]: ...``).
+* :class:`ProblemError` (a ``ValueError``): the data do not fit the method as posed (one class
+  only, a fit that overflowed: :class:`NonFiniteError`).
+* :class:`MemoryLimitError` (a ``ProblemError`` and a ``MemoryError``): a fit would hold more
+  than its memory limit at once.
+
+Warnings are :class:`SSLWarning` subclasses, so one filter (``warnings.simplefilter("error",
+ssl_svm.SSLWarning)``) can make all of them errors, or silence them. The commands print each
+as an ``ssl-train: warning: ...`` line.
+"""
+
+from __future__ import annotations
+
+from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers.errors import MemoryLimitError, NonFiniteError, ProblemError
+
+
+class SSLWarning(UserWarning):
+    """Base class of every warning ssl_svm issues."""
+
+
+class SettingWarning(SSLWarning):
+    """A parameter setting that makes the problem degenerate on these rows (an rbf width that
+    turns the kernel matrix into the identity or a constant; a linear kernel without bias)."""
+
+
+class DegenerateFitWarning(SSLWarning):
+    """A fit that predicts one class for every training row although several are labeled."""
+
+
+class LopsidedWarning(SSLWarning):
+    """A semi-supervised fit that gives some class far less of the unlabeled rows than of the
+    labeled ones: often a cut that split off a small cluster rather than the classes."""
+
+
+class LabelWarning(SSLWarning):
+    """Labels taken in another meaning than given (e.g. -1 rows treated as unlabeled)."""
+
+
+class SolverWarning(SSLWarning):
+    """What a solver says about its own run: an iteration limit reached, an input it ignores,
+    transductive values that disagree with the model's function."""
+
+
+__all__ = ["DataError", "DegenerateFitWarning", "LabelWarning", "LopsidedWarning",
+           "MemoryLimitError", "NonFiniteError", "ProblemError", "SSLWarning",
+           "SettingWarning", "SolverWarning"]
