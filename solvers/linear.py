@@ -12,7 +12,6 @@ with ``c_i = Cp`` or ``Cn`` by class times the row's ``cost:`` factor. This is l
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from dataclasses import dataclass
 
@@ -266,8 +265,9 @@ def _fit(name, solve):
         seeds: list = []
         # numpy while numba is not running in this process (the compiled parser of a large
         # file, an earlier fit or a -j worker has paid its start); what starts it follows from
-        # a command's inputs and options, so the same command still gives the same bytes
-        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and "numba" not in sys.modules
+        # a command's inputs and options, so the same command still gives the same bytes (the
+        # library asks for the numpy start always: runtime.history_free)
+        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not runtime.numba_started_before()
 
         def binary(Y, tag):
             C = class_costs(Y, cost, params["cost_positive"], params["cost_negative"])

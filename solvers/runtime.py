@@ -203,6 +203,31 @@ def _dask_share() -> int | None:
     return max(1, available_cpus() // max(1, int(nthreads)))
 
 
+# Inside history_free(): a small linear fit starts on numpy even when numba already runs.
+_history = threading.local()
+
+
+@contextlib.contextmanager
+def history_free():
+    """Inside the block, a fit's path (numpy start or not, :class:`solvers.linear.Routines`)
+    follows from its own data alone, not from whether numba already runs in the process. The
+    commands skip the numpy start once numba runs (a command's inputs decide that, so the same
+    command still gives the same bytes); the library must give the same result whatever its
+    host ran before."""
+    old = getattr(_history, "free", False)
+    _history.free = True
+    try:
+        yield
+    finally:
+        _history.free = old
+
+
+def numba_started_before() -> bool:
+    """Whether numba runs in this process and may be used from a fit's start (see
+    :func:`history_free`)."""
+    return "numba" in sys.modules and not getattr(_history, "free", False)
+
+
 # threads a numba pool that starts inside thread_limit() is held to (in the thread that set it)
 _limit = threading.local()
 

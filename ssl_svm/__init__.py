@@ -26,7 +26,7 @@ _LAZY = {
     "TVRLS": "estimators", "TVSVM": "estimators", "CheegerRLS": "estimators",
     "CheegerSVM": "estimators", "SSLClassifier": "estimators", "estimator": "estimators",
     "load": "estimators", "ESTIMATORS": "estimators",
-    "SemiSupervisedKFold": "model_selection",
+    "SemiSupervisedKFold": "model_selection", "load_svmlight": "data",
     # exceptions and warning categories
     "DataError": "exceptions", "ProblemError": "exceptions", "NonFiniteError": "exceptions",
     "MemoryLimitError": "exceptions", "SSLWarning": "exceptions",

@@ -22,10 +22,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
-import os
 import sys
 import threading
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ssl_svm import training
-from ssl_svm.exceptions import DataError, SolverWarning
+from ssl_svm.exceptions import DataError, SolverWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
 from ssl_svm.solvers.registry import ALGORITHMS
@@ -81,24 +79,9 @@ class _Bridge(logging.Handler):
         if verbose is None:
             return
         if record.levelno >= logging.WARNING:
-            warnings.warn(record.getMessage(), SolverWarning, stacklevel=_caller_level())
+            warn(record.getMessage(), SolverWarning)
         elif verbose:
             sys.stderr.write(record.getMessage() + "\n")
-
-
-def _caller_level() -> int:
-    """The stacklevel of the first frame outside ssl_svm (its solvers and formats too) and
-    logging: a warning then points at the caller's line (``clf.fit(...)``), not a handler."""
-    import ssl_svm
-    import ssl_svm.formats
-    import ssl_svm.solvers
-
-    inside = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                   for m in (ssl_svm, ssl_svm.solvers, ssl_svm.formats, logging))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 _BRIDGE = _Bridge()
@@ -109,7 +92,8 @@ logging.getLogger("ssl").addHandler(_BRIDGE)
 def _solver_context(verbose, n_jobs, algo=None):
     """Around a fit or a prediction: the solvers' warnings as Python warnings, their progress
     on stderr if ``verbose``, numba's and BLAS's threads at most ``n_jobs`` (None: as they
-    are; -1: the CPUs available). Everything is put back afterwards."""
+    are; -1: the CPUs available), a fit's path independent of what the process ran before
+    (:func:`ssl_svm.solvers.runtime.history_free`). Everything is put back afterwards."""
     from ssl_svm.solvers import runtime
 
     if algo is not None and n_jobs is not None:
@@ -122,6 +106,7 @@ def _solver_context(verbose, n_jobs, algo=None):
         ssl_log.setLevel(logging.INFO)
     try:
         with contextlib.ExitStack() as stack:
+            stack.enter_context(runtime.history_free())
             if n_jobs is not None:
                 threads = runtime.available_cpus() if n_jobs < 0 else max(1, int(n_jobs))
                 stack.enter_context(runtime.thread_limit(threads))
@@ -277,16 +262,15 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
         run = self._run()
         cost = self._costs(sample_weight, X.shape[0])
         internal, codes, classes, unl, label_index = self._labels(y)
-        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        seed = self._seed()
         data = Dataset(_as_csr(X), internal, cost, None, "y")
         init = None
         if self.warm_start and getattr(self, "model_", None) is not None:
             if algo.init_start:
                 init = self.model_
             else:
-                warnings.warn(f"{type(self).__name__} has no warm start from a fitted model "
-                              "(rls, svm, lapsvm, laprls have); fitting from scratch",
-                              SolverWarning, stacklevel=2)
+                warn(f"{type(self).__name__} has no warm start from a fitted model (rls, svm, "
+                     "lapsvm, laprls have); fitting from scratch", SolverWarning)
         with _solver_context(self.verbose, self.n_jobs, algo):
             prepared = training.prepare(algo, data, keep_unlabeled=True)
             prepared.codes = codes
@@ -303,6 +287,15 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
 
     def _probability(self) -> bool:
         return bool(self.probability)
+
+    def _seed(self) -> int:
+        """The folds' seed: an int random_state is the seed itself (``ssl-train --seed``), so
+        the same seed gives the model file ssl-train writes; None or a RandomState draws
+        one."""
+        rs = self.random_state
+        if isinstance(rs, (int, np.integer)) and not isinstance(rs, bool) and 0 <= rs < 2**32:
+            return int(rs)
+        return int(check_random_state(rs).randint(0, 2**31 - 1))
 
     def _set_fitted(self, model, classes, label_index) -> None:
         """The fitted attributes from ``model`` (its labels real)."""

@@ -17,6 +17,10 @@ as an ``ssl-train: warning: ...`` line.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 from ssl_svm.formats.errors import DataError
 from ssl_svm.solvers.errors import MemoryLimitError, NonFiniteError, ProblemError
 
@@ -46,6 +50,28 @@ class LabelWarning(SSLWarning):
 class SolverWarning(SSLWarning):
     """What a solver says about its own run: an iteration limit reached, an input it ignores,
     transductive values that disagree with the model's function."""
+
+
+def _package_folders() -> tuple[str, ...]:
+    import logging
+
+    import ssl_svm
+    import ssl_svm.formats
+    import ssl_svm.solvers
+
+    return tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                 for m in (ssl_svm, ssl_svm.solvers, ssl_svm.formats, logging))
+
+
+def warn(message: str, category: type[SSLWarning]) -> None:
+    """Issue a warning that points at the first line outside ssl_svm (and logging, through
+    which the solvers speak): the caller's ``clf.fit(...)`` or the command, not a line of
+    the pipeline."""
+    inside = _package_folders()
+    frame, level = sys._getframe(1), 2  # stacklevel 2: the caller of warn()
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 __all__ = ["DataError", "DegenerateFitWarning", "LabelWarning", "LopsidedWarning",

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 from dataclasses import dataclass
 
 from ssl_svm.exceptions import (
@@ -33,6 +32,7 @@ from ssl_svm.exceptions import (
     LopsidedWarning,
     MemoryLimitError,
     SettingWarning,
+    warn,
 )
 
 log = logging.getLogger("ssl.fit")
@@ -109,8 +109,8 @@ def check_pu_labels(data, negatives_as_unlabeled: bool) -> None:
                            "learning takes +1 (labeled positive) and 0 (unlabeled); add "
                            "--negatives-as-unlabeled to treat -1 rows as unlabeled")
         data.y[neg] = 0.0
-        warnings.warn(f"treating {int(neg.sum())} rows labeled -1 as unlabeled "
-                      "(--negatives-as-unlabeled)", LabelWarning, stacklevel=2)
+        warn(f"treating {int(neg.sum())} rows labeled -1 as unlabeled "
+             "(--negatives-as-unlabeled)", LabelWarning)
     if not np.any(data.y == 1):
         raise DataError(data.name, "no labeled positive rows (label +1)")
 
@@ -400,14 +400,13 @@ def check_setting(algo, params: dict, X) -> None:
                     f"median-distance width -g {g_med:.3g}" if algo.param("gamma") == GRAPH_GAMMA
                     else f"the median-distance width -g {g_med:.3g} (the default, -g auto)")
             feats = " (features: 1/features)" if params["gamma"] == "features" else ""
-            warnings.warn(f"rbf width -g {fmt(gamma)}{feats} makes the kernel matrix "
-                          f"essentially {what} on these rows: try {try_}", SettingWarning,
-                          stacklevel=2)
+            warn(f"rbf width -g {fmt(gamma)}{feats} makes the kernel matrix "
+                 f"essentially {what} on these rows: try {try_}", SettingWarning)
     if (algo.name in ("lapsvm", "laprls") and params.get("kernel") == "linear"
             and not params.get("bias")):
-        warnings.warn(f"{algo.name} -t linear without a bias (-B 0, lapsvmp's default): f = Kα "
-                      "passes through the origin, which costs accuracy unless the features are "
-                      "centred; -B 1 adds an unregularised bias", SettingWarning, stacklevel=2)
+        warn(f"{algo.name} -t linear without a bias (-B 0, lapsvmp's default): f = Kα "
+             "passes through the origin, which costs accuracy unless the features are "
+             "centred; -B 1 adds an unregularised bias", SettingWarning)
 
 
 def training_values(algo, m, X):
@@ -438,9 +437,9 @@ def check_one_class(algo, params: dict, m, F, classes: list) -> bool:
         if ratio > 1:
             hint = (f"; {_flag(algo, name)} {fmt(v)} is {ratio:.3g}× its default {fmt(d)}, "
                     f"try a smaller value")
-    warnings.warn(f"{algo.name} predicts class {pred[0]} for all {F.shape[0]} training rows "
-                  f"although {len(classes)} classes are labeled: a degenerate fit, the labeled "
-                  f"rows are outweighed ({values}){hint}", DegenerateFitWarning, stacklevel=2)
+    warn(f"{algo.name} predicts class {pred[0]} for all {F.shape[0]} training rows "
+         f"although {len(classes)} classes are labeled: a degenerate fit, the labeled "
+         f"rows are outweighed ({values}){hint}", DegenerateFitWarning)
     return True
 
 
@@ -465,9 +464,9 @@ def check_lopsided(algo, m, F, y, codes: dict) -> None:
             worst = (share_u / share_l, c, share_u, share_l)
     if worst is not None:
         _, c, share_u, share_l = worst
-        warnings.warn(f"{algo.name} puts {100 * share_u:.1f} % of the {int(unl.sum())} "
-                      f"unlabeled rows in class {c}, against {100 * share_l:.1f} % of the "
-                      "labeled rows: unless the unlabeled rows are that unbalanced, the solution "
-                      "has cut off part of a class rather than separated the classes (the "
-                      "kernel, graph or weight of the unlabeled rows may not suit the data)",
-                      LopsidedWarning, stacklevel=2)
+        warn(f"{algo.name} puts {100 * share_u:.1f} % of the {int(unl.sum())} "
+             f"unlabeled rows in class {c}, against {100 * share_l:.1f} % of the "
+             "labeled rows: unless the unlabeled rows are that unbalanced, the solution "
+             "has cut off part of a class rather than separated the classes (the "
+             "kernel, graph or weight of the unlabeled rows may not suit the data)",
+             LopsidedWarning)
