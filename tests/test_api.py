@@ -314,3 +314,20 @@ def test_dense_and_sparse_input_agree():
     c = ssl_svm.TSVM(lam=1e-3).fit(sp.csc_matrix(X), y)
     assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.coef_, c.coef_)
     assert np.array_equal(a.decision_function(X), b.decision_function(X.toarray()))
+
+
+def test_readme_python_examples_run(tmp):
+    """The README's Python section, run as a user would from the checkout's folder."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Python\n"):text.index("## File formats\n")]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    assert len(blocks) >= 2
+    (tmp / "sample_data").symlink_to(SAMPLES)
+    r = subprocess.run([sys.executable, "-c", "\n".join(blocks)], cwd=tmp, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    run("ssl-predict", "sample_data/pcmac.test", "pcmac.model", "predictions", cwd=tmp, check=0)
+    table = section[section.index("| keyword | ssl-train option |"):]
+    for name in ESTIMATORS:  # every parameter is in the mapping table
+        for p in ALGORITHMS[name].params:
+            assert f"| `{keyword(p.name)}` | `{' '.join(p.flags)}` |" in table

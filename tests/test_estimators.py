@@ -1,5 +1,9 @@
-"""The Python API: scikit-learn's own estimator checks over every estimator, and the
-semi-supervised and positive-unlabeled paths those checks do not reach."""
+"""scikit-learn's own estimator checks over every estimator (tests/test_api.py has the
+semi-supervised and positive-unlabeled paths those checks do not reach).
+
+scikit-learn itself skips one check here: array-API input, run only with SCIPY_ARRAY_API=1 (the
+estimators take numpy arrays and scipy.sparse matrices). The checks of pandas input run: pandas
+is a test extra."""
 
 from __future__ import annotations
 
@@ -16,7 +20,8 @@ CHECK_PARAMS = {"svm": {"epsilon": 1e-12}, "rls": {"epsilon": 1e-12},
 
 _MARKER = ("-1 marks the unlabeled rows (scikit-learn's semi_supervised convention; the check "
            "exempts scikit-learn's own semi-supervised classifiers by name): it cannot be a "
-           "class here; test_classes_with_unlabeled_label_0 runs it with unlabeled_label=0")
+           "class here; test_api.py::test_numeric_classes_check_with_unlabeled_label_0 runs it "
+           "with unlabeled_label=0")
 _NO_WEIGHTS = "{} has no per-row costs (it warns that sample_weight is ignored)"
 _GRAPH = ("the kNN graph is built on the rows themselves, so a duplicated row changes the "
           "graph (and its neighbours' weights) where a weight of 2 does not")
