@@ -103,7 +103,7 @@ def libsvm_text(model: Model) -> str:
         w(f"coef0 {coef0!r}\n")
     w("nr_class 2\n")
     w(f"total_sv {coef.size}\n")
-    w(f"rho {-float(fn.b[0])!r}\n")
+    w(f"rho {-float(fn.b[0]) + 0.0!r}\n")  # + 0.0: rho 0.0, never -0.0
     w("label " + " ".join(str(int(v)) for v in model.labels) + "\n")
     if model.probability is not None:
         w(f"probA {-float(model.probability)!r}\n")

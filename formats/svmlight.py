@@ -57,6 +57,9 @@ class Dataset:
                        None if self.lines is None else self.lines[rows], self.name)
 
 
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
+
+
 # --------------------------------------------------------------------------- opening files
 
 def open_input(path: str):
@@ -106,10 +109,19 @@ def iter_line_blocks(stream, name: str,
     """
     rest = b""
     line_no = 1
+    first = True
     while True:
         piece = _read(stream, chunk_bytes, name)
         if not piece:
             break
+        if first:  # a UTF-8 byte-order mark (Windows editors write one) is no part of line 1
+            first = False
+            if piece.startswith(BOM[:len(piece)]) and len(piece) < len(BOM):
+                piece += _read(stream, len(BOM) - len(piece), name)
+            if piece.startswith(BOM):
+                piece = piece[len(BOM):]
+                if not piece:
+                    continue
         buf = rest + piece if rest else piece
         cut = buf.rfind(b"\n")
         if cut < 0:

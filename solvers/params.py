@@ -180,9 +180,11 @@ GRAPH_WEIGHTS = Param("graph_weights", ("--graph-weights",), str, "heat",
                       "exp(-d²/(σ_i σ_j)) with σ_i the distance to row i's k-th neighbour "
                       "(Zelnik-Manor & Perona 2004)",
                       choices=("heat", "binary", "self-tuning"), metavar="NAME")
+# below ~1e-154 the width's square underflows to 0 (and γ = 1/(2t²) overflows); any width
+# under the data's resolution gives the same all-zero weights, so 1e-100 loses nothing
 HEAT_WIDTH = Param("heat_width", ("--heat-width",), float, None,
                    "heat-weight width t; default the mean distance to the k neighbours",
-                   low=0.0, low_open=True)
+                   low=1e-100)
 LAPLACIAN = Param("laplacian", ("--laplacian",), str, "normalized",
                   "graph Laplacian: normalized I - D^-1/2 W D^-1/2, or unnormalized D - W",
                   choices=("normalized", "unnormalized"), metavar="NAME")

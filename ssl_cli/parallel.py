@@ -30,6 +30,10 @@ def resolve_jobs(n_jobs: int) -> int:
     if n_jobs == 0:
         raise click.BadParameter("must not be 0 (1 = no parallelism, -1 = all cores)",
                                  param_hint="'-j'")
+    cpus = available_cpus()
+    if n_jobs < -cpus:
+        raise click.BadParameter(f"{n_jobs} would leave fewer than one of the {cpus} CPUs "
+                                 f"(-1 = all, -{cpus} = one)", param_hint="'-j'")
     return n_jobs if n_jobs > 0 else max(1, available_cpus() + 1 + n_jobs)
 
 

@@ -125,6 +125,7 @@ def run(command, prog: str, argv=None) -> int:
     os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
     try:
         try:
+            _no_value_after_help(prog, sys.argv[1:] if argv is None else argv)
             status = command.main(args=argv, prog_name=prog, standalone_mode=False)
             status = status if isinstance(status, int) else 0
         except click.exceptions.Exit as e:
@@ -164,6 +165,22 @@ def run(command, prog: str, argv=None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return status
+
+
+def _no_value_after_help(prog: str, args) -> None:
+    """``-h`` followed by a value (LIBSVM's shrinking flag, ``-h 0``) is a usage error: click
+    would print the help and exit 0, and a ``set -e`` script would carry on without a model."""
+    import click
+
+    args = list(args)
+    for i, a in enumerate(args[:-1]):
+        if a == "--":
+            return
+        nxt = args[i + 1]
+        if a == "-h" and nxt != "--" and not nxt.startswith("-"):
+            raise click.UsageError(f"-h takes no value (got '-h {nxt}'): it prints the help; "
+                                   f"LIBSVM's -h 0|1 (shrinking) has no counterpart here, drop "
+                                   f"it. Try '{prog} --help'.")
 
 
 _reported = False

@@ -1,0 +1,59 @@
+"""What a new user with a LIBSVM background hits first: small defects, each through the real
+commands."""
+
+from __future__ import annotations
+
+import zipfile
+
+from conftest import ROOT, SAMPLES, run
+
+TRAIN = SAMPLES / "pcmac.train"
+
+
+def test_byte_order_mark_is_skipped(tmp):
+    """A file saved with a UTF-8 byte-order mark (Windows editors) reads as without it."""
+    bom = tmp / "bom.svm"
+    bom.write_bytes(b"\xef\xbb\xbf" + TRAIN.read_bytes())
+    run("ssl-train", "-q", bom, tmp / "a.model", check=0)
+    run("ssl-train", "-q", TRAIN, tmp / "b.model", check=0)
+    assert (tmp / "a.model").read_bytes() == (tmp / "b.model").read_bytes()
+    r = run("ssl-predict", bom, tmp / "a.model", tmp / "out", check=0)
+    assert "Accuracy" in r.stderr
+    small = tmp / "small.svm"  # the mark alone in the first block, line numbers kept
+    small.write_bytes(b"\xef\xbb\xbf+1 1:x\n")
+    r = run("ssl-train", "-q", small, tmp / "c.model", check=1)
+    assert r.stderr.startswith(f"ssl-train: error: {small}:1: ") and "'+1'" not in r.stderr
+
+
+def test_h_with_a_value_is_a_usage_error(tmp):
+    """LIBSVM's -h 0 (shrinking) must not print the help and exit 0 without a model."""
+    r = run("ssl-train", "-h", "0", TRAIN, tmp / "m", check=2)
+    assert "-h takes no value" in r.stderr and not (tmp / "m").exists()
+    run("ssl-train", "-a", "tsvm", "-h", check=0)  # -h alone: the help
+    run("ssl-predict", "-h", check=0)
+
+
+def test_tiny_heat_width_and_negative_jobs_are_usage_errors(tmp):
+    r = run("ssl-train", "-a", "lapsvm", "--heat-width", "1e-160", TRAIN, tmp / "m", check=2)
+    assert "--heat-width must be in [1e-100" in r.stderr and "Traceback" not in r.stderr
+    run("ssl-train", "-q", TRAIN, tmp / "m", check=0)
+    r = run("ssl-predict", "-j", "-99999", TRAIN, tmp / "m", tmp / "out", check=2)
+    assert "-99999 would leave fewer than one" in r.stderr
+
+
+def test_exported_rho_is_never_negative_zero(tmp):
+    run("ssl-train", "-q", "-a", "lapsvm", TRAIN, tmp / "m", check=0)  # -B 0: b = 0
+    run("ssl-export", "--format", "libsvm", tmp / "m", tmp / "out", check=0)
+    assert "rho 0.0\n" in (tmp / "out").read_text()
+
+
+def test_license_ships_with_the_package(tmp):
+    import subprocess
+    import sys
+
+    assert "BSD 3-Clause" in (ROOT / "LICENSE").read_text()
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                        str(tmp), str(ROOT)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    names = zipfile.ZipFile(next(tmp.glob("ssl_svm-*.whl"))).namelist()
+    assert any(n.endswith("/LICENSE") for n in names)
