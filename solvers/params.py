@@ -37,6 +37,9 @@ class Param:
     validate: object = None  # for str parameters: callable raising ValueError if invalid
     # for number parameters: names accepted besides numbers ("auto" is the default, None)
     names: tuple[str, ...] = ()
+    # what the help says of the valid values when not a range of the type (a str parameter
+    # checked by ``validate``)
+    range_hint: str | None = None
 
     def with_default(self, default, help: str | None = None) -> Param:
         return replace(self, default=default, help=help or self.help)
@@ -61,6 +64,8 @@ class Param:
         return INT_LIMIT if self.type is int else FLOAT_LIMIT
 
     def range_text(self) -> str:
+        if self.range_hint is not None:
+            return self.range_hint
         if self.choices:
             alias = dict((v, k) for k, v in self.aliases)
             return "one of " + ", ".join(
@@ -268,7 +273,7 @@ _PRIOR = Param("prior", ("--prior",), str, "auto",
                "scoring above thresholds t of a logistic regression of P against U fitted on "
                "random halves, averaged over 20 halvings, minimised over thresholds keeping "
                "≥ 40 % of P above; printed",
-               metavar="PI",
+               metavar="PI", range_hint="(0, 1) or auto",
                validate=lambda v: parse_prior(v))
 _TAU = Param("epsilon", ("-e", "--epsilon"), float, 1e-3,
              "τ: stop when no pair violates the optimality conditions by more than τ",

@@ -218,8 +218,8 @@ def _check_outputs(name: str, model: Model, F: np.ndarray, Fk: np.ndarray, unl: 
     dis = float(np.mean(lab_g != lab_f))
     if dis > DISAGREE_WARN:
         gap = float(np.linalg.norm(Fk - F)) / max(float(np.linalg.norm(F)), 1e-300)
-        log.warning("%s: the transductive values (-l) and the model's kernel function "
-                    "(ssl-predict) give different classes on %.1f %% of the training rows "
+        log.warning("%s: the transductive values (what -l writes) and the model's kernel "
+                    "function (ssl-predict) give different classes on %.1f %% of the training rows "
                     "(relative |f - g| %.3g%s): the splitting did not reach f = g; a kernel "
                     "width that suits the data (-g) or more iterations (--max-iter) is needed "
                     "before either output can be trusted", name, 100 * dis, gap,
@@ -230,8 +230,8 @@ def _check_outputs(name: str, model: Model, F: np.ndarray, Fk: np.ndarray, unl: 
     if unl.sum() >= 2:
         classes = np.unique(lab_g[unl])
         if classes.size == 1:
-            log.warning("%s: every unlabeled row is class %s in the transductive values (-l): "
-                        "the solution has collapsed", name, classes[0])
+            log.warning("%s: every unlabeled row is class %s in the transductive values (what "
+                        "-l writes): the solution has collapsed", name, classes[0])
 
 
 def _level(it: int, last: bool) -> int:

@@ -11,7 +11,6 @@ import contextlib
 import functools
 import itertools
 import logging
-import math
 import signal
 import sys
 import time
@@ -196,18 +195,31 @@ class Progress:
         self.t0 = time.perf_counter()
         self.last = -1e9
         self.done = 0.0
+        self.first = None  # (time, done) of the first update
 
     def text(self, label: str = "") -> str:
-        el = time.perf_counter() - self.t0
+        now = time.perf_counter()
+        el = now - self.t0
         frac = min(1.0, self.done / self.total + 1e-9)  # done is a sum of 1/k steps
-        eta = el / frac * (1 - frac) if frac > 0 else float("nan")
         bar = "#" * int(frac * self.width)
-        eta_text = "?" if math.isnan(eta) else _duration(eta)
         return (f"[{bar:<{self.width}}] {label or f'{self.done:g}/{self.total:g} {self.unit}'}"
-                f"  {_duration(el)} elapsed, ETA {eta_text}")
+                f"  {_duration(el)} elapsed, ETA {self.eta_text(now)}")
+
+    def eta_text(self, now: float) -> str:
+        """The time left at the rate since the first finished piece: the time before it is
+        the workers' start, not work ("?" until a second piece has finished)."""
+        if self.first is None or self.done >= self.total * (1 - 1e-9):
+            return "?" if self.done < self.total * (1 - 1e-9) else _duration(0.0)
+        t1, d1 = self.first
+        if self.done <= d1 + 1e-12:
+            return "?"
+        rate = (now - t1) / (self.done - d1)
+        return _duration(max(0.0, rate * (self.total - self.done)))
 
     def update(self, amount: float, label: str = "") -> None:
         self.done += amount
+        if self.first is None:
+            self.first = (time.perf_counter(), self.done)
         if not self.enabled:
             return
         now = time.perf_counter()

@@ -57,3 +57,28 @@ def test_license_ships_with_the_package(tmp):
     assert r.returncode == 0, r.stderr
     names = zipfile.ZipFile(next(tmp.glob("ssl_svm-*.whl"))).namelist()
     assert any(n.endswith("/LICENSE") for n in names)
+
+
+def test_eta_counts_from_the_first_finished_piece(monkeypatch):
+    """The bar's ETA: '?' until two pieces have finished, then the rate since the first (the
+    workers' start before it is no work)."""
+    from ssl_svm.cli import parallel
+
+    clock = [100.0]
+    monkeypatch.setattr(parallel.time, "perf_counter", lambda: clock[0])
+    bar = parallel.Progress(10, "points", enabled=False)
+    clock[0] = 104.0  # 4 s of worker start-up, then a piece
+    bar.update(1)
+    assert bar.eta_text(clock[0]) == "?"
+    clock[0] = 105.0  # then 1 s a piece: 8 left
+    bar.update(1)
+    assert bar.eta_text(clock[0]) == "8.0 s"
+    bar.update(8)
+    assert bar.eta_text(clock[0]) == "0.0 s"
+
+
+def test_prior_help_says_its_range():
+    r = run("ssl-train", "-a", "usmo", "-h", check=0)
+    text = " ".join(r.stdout.split())
+    prior = text[text.index("--prior PI"):text.index("-t, --kernel")]
+    assert prior.endswith("Range (0, 1) or auto, default auto ") and "1e+15" not in prior

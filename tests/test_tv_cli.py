@@ -328,12 +328,12 @@ def test_transductive_output_and_model_agree_or_it_is_said(tmp, algo):
     train = shared("bench", "rcv1-small-50", "train.svm")
     r = run("ssl-train", "-a", algo, "-g", "features", train, tmp / "m", "-l", tmp / "u",
             check=0)
-    assert (f"ssl-train: warning: {algo}: the transductive values (-l) and the model's kernel "
-            "function (ssl-predict) give different classes on ") in r.stderr
+    assert (f"ssl-train: warning: {algo}: the transductive values (what -l writes) and the "
+            "model's kernel function (ssl-predict) give different classes on ") in r.stderr
     assert _agreement(tmp, train, tmp / "m", 47117) < 0.95
     if algo == "tvrls":
         assert ("ssl-train: warning: tvrls: every unlabeled row is class 1 in the transductive "
-                "values (-l): the solution has collapsed") in r.stderr
+                "values (what -l writes): the solution has collapsed") in r.stderr
     r = run("ssl-train", "-a", algo, "-g", "0.508", train, tmp / "m", "-l", tmp / "u", check=0)
     assert "give different classes" not in r.stderr and "collapsed" not in r.stderr
     assert _agreement(tmp, train, tmp / "m", 47117) >= 0.98
