@@ -22,6 +22,12 @@ EXIT_DATA = 1  # usage errors exit with 2 through click
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def version_option(prog: str):
+    """``--version``: ``PROG VERSION`` (the installed distribution's), read only when asked."""
+    return click.version_option(None, "--version", package_name="ssl-svm", prog_name=prog,
+                                message="%(prog)s %(version)s")
+
+
 def fail(prog: str, message: str, status: int = EXIT_DATA):
     """``prog: error: message`` on stderr (made safe for a terminal), then exit ``status``."""
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ssl_svm.cli import process
-from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors
+from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
 from ssl_svm.cli.outputs import Outputs
 from ssl_svm.cli.solver_options import complete_file
 
@@ -38,6 +38,7 @@ Exit status: 0 ok, 1 the model cannot be read or has no form in that format, 2 u
 @click.option("-f", "--format", "fmt", type=click.Choice(["liblinear", "libsvm"]),
               required=True, help="the target format")
 @click.option("-q", "--quiet", is_flag=True, help="no message on stderr")
+@version_option(PROG)
 @user_errors(PROG)
 def _export(model_path, out_path, fmt, quiet):
     log = setup_logging(PROG, quiet, False)

@@ -11,7 +11,7 @@ import sys
 import click
 
 from ssl_svm.cli import process
-from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors
+from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
 from ssl_svm.cli.outputs import Outputs
 from ssl_svm.cli.parallel import Progress, Runner, resolve_jobs
 from ssl_svm.formats import CHUNK_BYTES
@@ -132,6 +132,7 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
               help="predict on a Dask cluster, e.g. tcp://HOST:8786 (needs pip install "
                    "'ssl-svm[cluster]')")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the accuracy or progress")
+@version_option(PROG)
 @user_errors(PROG)
 def _predict(test, model_path, output, values, probability, keep_comments, zero_based,
              labels_file, chunk_mb, n_jobs, cluster, quiet):

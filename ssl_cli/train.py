@@ -16,7 +16,7 @@ import click
 
 from ssl_svm import training
 from ssl_svm.cli import process
-from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors
+from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
 from ssl_svm.cli.outputs import Outputs
 from ssl_svm.cli.solver_options import (
     SolverCommand,
@@ -162,6 +162,7 @@ def _load_solver(algo) -> None:
                    "cheeger-rls, cheeger-svm]")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
+@version_option(PROG)
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
            labels_file, unlabeled_file, unlabeled_label, transductive_file, values,

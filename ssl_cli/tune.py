@@ -17,7 +17,7 @@ import click
 import numpy as np
 
 from ssl_svm.cli import process
-from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors
+from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
 from ssl_svm.cli.grid import parse_grid
 from ssl_svm.cli.outputs import Output, Outputs, resolve, writable_folder
 from ssl_svm.cli.parallel import Progress, Runner, resolve_jobs
@@ -253,6 +253,7 @@ def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
               help="draw the score over the grid (one or two -G axes: a line, or a heat map "
                    "with contours; log axes where geometric; the best point marked); needs "
                    "matplotlib (pip install 'ssl-svm[plot]')")
+@version_option(PROG)
 @user_errors(PROG)
 def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds, metric,
           n_jobs, cluster, resume_file, out_model, no_warm_start, seed, zero_based,

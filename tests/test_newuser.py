@@ -82,3 +82,15 @@ def test_prior_help_says_its_range():
     text = " ".join(r.stdout.split())
     prior = text[text.index("--prior PI"):text.index("-t, --kernel")]
     assert prior.endswith("Range (0, 1) or auto, default auto ") and "1e+15" not in prior
+
+
+def test_version_on_every_command():
+    from importlib.metadata import version
+
+    import ssl_svm
+
+    v = version("ssl-svm")
+    assert ssl_svm.__version__ == v
+    for prog in ("ssl-train", "ssl-predict", "ssl-tune", "ssl-export"):
+        r = run(prog, "--version", check=0)
+        assert r.stdout == f"{prog} {v}\n"
