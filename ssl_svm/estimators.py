@@ -594,7 +594,8 @@ def load(path: str) -> SSLClassifier:
     for p in algo.params:
         if p.name in model.params:
             v = model.params[p.name]
-            kwargs[keyword(p.name)] = default_value(p) if v is None else v
+            chosen_at_run_time = v is None or (p.default is None and v == "auto")
+            kwargs[keyword(p.name)] = default_value(p) if chosen_at_run_time else v
     est = cls(**kwargs)
     if not algo.positive_unlabeled:
         est.probability = model.probability is not None

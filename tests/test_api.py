@@ -94,7 +94,15 @@ def test_saved_model_is_ssl_trains_and_predicts_alike(tmp, algo, cli, kw, kind):
     run("ssl-predict", "--values", test, tmp / "py.model", tmp / "out", check=0)
     lines = [line.split() for line in (tmp / "out").read_text().splitlines()]
     Xt, _ = ssl_svm.load_svmlight(str(test), n_features=est.n_features_in_)
-    for e in (est, ssl_svm.load(str(tmp / "cli.model"))):
+    loaded = ssl_svm.load(str(tmp / "cli.model"))
+    assert type(loaded) is cls and {k: loaded.get_params()[k] for k in kw} == kw
+    # the file's parameters make the estimator that trained it: refitted, the same bytes
+    again = clone(loaded).set_params(**({} if algo == "usmo" else {"unlabeled_label": 0}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ssl_svm.SSLWarning)
+        again.fit(X, y).save(str(tmp / "again.model"))
+    assert (tmp / "again.model").read_bytes() == (tmp / "cli.model").read_bytes()
+    for e in (est, loaded):
         labels = np.array([int(v[0]) for v in lines])
         if algo == "usmo":  # USMO predicts y's unlabeled marker (0 here) for negative
             assert np.array_equal(labels == 1, e.predict(Xt) == 1)
