@@ -55,10 +55,10 @@ def user_errors(prog: str):
             except KeyboardInterrupt:
                 fail_quietly(prog, "interrupted", 130)
             except BrokenPipeError:
-                # the reader went away (e.g. `| head`): stop quietly
+                # the reader went away (e.g. `| head`): stop quietly, as if killed by SIGPIPE
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, 1)
-                sys.exit(EXIT_DATA)
+                sys.exit(process.EXIT_PIPE)
 
         return inner
 

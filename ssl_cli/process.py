@@ -27,6 +27,9 @@ sigint_ignored = False  # the parent started us with SIGINT ignored (set in ssl_
 closed_std: set[int] = set()
 
 MAX_MESSAGE = 400  # characters of an error line; the middle of a longer one is cut
+# the reader of standard output went away (`| head`): stop quietly with the status of a
+# process killed by SIGPIPE, as other tools do, so `set -o pipefail` tells it from an error
+EXIT_PIPE = 141
 
 
 class Terminated(BaseException):
@@ -154,7 +157,7 @@ def run(command, prog: str, argv=None) -> int:
         status = 130
     except BrokenPipeError:
         _stdout_to_devnull()
-        status = 1  # the reader went away (`| head`): stop quietly
+        status = EXIT_PIPE
     except OSError as e:  # standard output: a full disk, an I/O error
         _stdout_to_devnull()
         _say(prog, f"error: -: cannot write: {e.strerror or e}")

@@ -94,3 +94,21 @@ def test_version_on_every_command():
     for prog in ("ssl-train", "ssl-predict", "ssl-tune", "ssl-export"):
         r = run(prog, "--version", check=0)
         assert r.stdout == f"{prog} {v}\n"
+
+
+def test_closed_pipe_exits_141_quietly(tmp):
+    """`ssl-predict big.svm m - | head -1`: the reader goes away; no line, and the status of
+    a process killed by SIGPIPE (141), which `set -o pipefail` tells from an error (1)."""
+    import subprocess
+
+    from conftest import BIN
+
+    big = tmp / "big.svm"
+    big.write_bytes((SAMPLES / "pcmac.test").read_bytes() * 300)
+    run("ssl-train", "-q", TRAIN, tmp / "m", check=0)
+    p = subprocess.Popen([BIN / "ssl-predict", "--values", big, tmp / "m", "-"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait() == 141 and b"error" not in err and b"Traceback" not in err
