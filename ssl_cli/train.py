@@ -170,7 +170,7 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
            max_memory, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     algo = choose_algorithm(ctx, algorithm, svmlin_algorithm)
-    params = solver_params(ctx, algo, kwargs)
+    params = solver_params(ctx, algo, kwargs, grid_py=libsvm_c is not None)
     if libsvm_c is not None:
         apply_c(ctx, algo, params, libsvm_c)
     run = run_options(ctx, algo, validation_file, max_memory, negatives_as_unlabeled)

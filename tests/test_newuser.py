@@ -112,3 +112,16 @@ def test_closed_pipe_exits_141_quietly(tmp):
     p.stdout.close()
     err = p.stderr.read()
     assert p.wait() == 141 and b"error" not in err and b"Traceback" not in err
+
+
+def test_grid_py_gamma_is_ignored_by_a_linear_solver(tmp):
+    """grid.py's default call `ssl-train -c C -g G -v 5 DATA` (it searches γ unless told
+    -log2g null) scores the linear solver, with a warning, instead of a usage error that
+    grid.py hides before waiting for ever."""
+    r = run("ssl-train", "-c", "2", "-g", "0.5", "-v", "5", TRAIN, check=0)
+    assert r.stdout.startswith("Cross Validation Accuracy = ")
+    assert "ssl-train: warning: -g 0.5 ignored: -a svm has no kernel" in r.stderr
+    same = run("ssl-train", "-c", "2", "-v", "5", TRAIN, check=0)
+    assert same.stdout == r.stdout
+    r = run("ssl-train", "-g", "0.5", "-v", "5", TRAIN, check=2)  # without -c: as before
+    assert "not used by -a svm" in r.stderr
