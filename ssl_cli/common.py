@@ -22,6 +22,22 @@ EXIT_DATA = 1  # usage errors exit with 2 through click
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def libsvm_b_option():
+    """LIBSVM's ``-b 0|1``, its spelling of ``--probability``."""
+    return click.option("-b", "libsvm_b", type=click.IntRange(0, 1), default=None,
+                        metavar="0|1", help="LIBSVM's spelling of --probability: -b 1 = "
+                        "--probability, -b 0 = without (the default)")
+
+
+def probability_flag(probability: bool, libsvm_b: int | None) -> bool:
+    """--probability and -b together: the one flag they mean (a contradiction is a usage
+    error)."""
+    if libsvm_b == 0 and probability:
+        raise click.UsageError("-b 0 says no probabilities, --probability says probabilities: "
+                               "give one")
+    return probability or libsvm_b == 1
+
+
 def version_option(prog: str):
     """``--version``: ``PROG VERSION`` (the installed distribution's), read only when asked."""
     return click.version_option(None, "--version", package_name="ssl-svm", prog_name=prog,

@@ -11,7 +11,14 @@ import sys
 import click
 
 from ssl_svm.cli import process
-from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
+from ssl_svm.cli.common import (
+    CONTEXT,
+    libsvm_b_option,
+    probability_flag,
+    setup_logging,
+    user_errors,
+    version_option,
+)
 from ssl_svm.cli.outputs import Outputs
 from ssl_svm.cli.parallel import Progress, Runner, resolve_jobs
 from ssl_svm.formats import CHUNK_BYTES
@@ -114,8 +121,10 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
 @click.argument("output", metavar="[OUTPUT|-]", required=False)
 @click.option("--values", is_flag=True, help="also write the decision value(s)")
 @click.option("--probability", is_flag=True,
-              help="write one probability per label (the model's 'labels' order) after the "
-                   "label; needs a model trained with ssl-train --probability")
+              help="write one probability per label after the label, in the order of a first "
+                   "line 'labels L1 L2 ...' (as LIBSVM's svm-predict -b 1); needs a model "
+                   "trained with ssl-train --probability")
+@libsvm_b_option()
 @click.option("--keep-comments", is_flag=True,
               help="end each output line with its input row's comment ('# id'), so predictions "
                    "join back to records without counting lines")
@@ -134,8 +143,9 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
 @click.option("-q", "--quiet", is_flag=True, help="do not print the accuracy or progress")
 @version_option(PROG)
 @user_errors(PROG)
-def _predict(test, model_path, output, values, probability, keep_comments, zero_based,
-             labels_file, chunk_mb, n_jobs, cluster, quiet):
+def _predict(test, model_path, output, values, probability, libsvm_b, keep_comments,
+             zero_based, labels_file, chunk_mb, n_jobs, cluster, quiet):
+    probability = probability_flag(probability, libsvm_b)
     if cluster is not None and n_jobs != 1:
         raise click.UsageError("-j is for local processes; the cluster's workers set the "
                                "parallelism of --cluster")
@@ -164,6 +174,8 @@ def _predict(test, model_path, output, values, probability, keep_comments, zero_
         runner = None
         correct = total = rows = 0
         try:
+            if probability:  # the columns' labels, first, as svm-predict -b 1 writes them
+                out.write("labels " + " ".join(str(int(v)) for v in model.labels) + "\n")
             blocks = iter_line_blocks(stream, test, chunk_mb << 20)
             if n_jobs == 1 and cluster is None:
                 results = (predict_block(model, b, first, test, lab is None, zero_based, values,

@@ -16,7 +16,14 @@ import click
 
 from ssl_svm import training
 from ssl_svm.cli import process
-from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
+from ssl_svm.cli.common import (
+    CONTEXT,
+    libsvm_b_option,
+    probability_flag,
+    setup_logging,
+    user_errors,
+    version_option,
+)
 from ssl_svm.cli.outputs import Outputs
 from ssl_svm.cli.solver_options import (
     SolverCommand,
@@ -145,6 +152,7 @@ def _load_solver(algo) -> None:
               help="also fit a probability calibration (LIBSVM's -b 1: a sigmoid of the "
                    "decision values, from 5-fold cross-validation of the labeled rows) for "
                    "ssl-predict --probability")
+@libsvm_b_option()
 @click.option("--init", "init_model", default=None, metavar="MODEL",
               shell_complete=complete_file,
               help="start from MODEL, a model of the same algorithm (SVMlight's -y): linear "
@@ -166,9 +174,10 @@ def _load_solver(algo) -> None:
 @user_errors(PROG)
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
            labels_file, unlabeled_file, unlabeled_label, transductive_file, values,
-           keep_comments, probability, init_model, validation_file, negatives_as_unlabeled,
-           max_memory, quiet, verbose, **kwargs):
+           keep_comments, probability, libsvm_b, init_model, validation_file,
+           negatives_as_unlabeled, max_memory, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
+    probability = probability_flag(probability, libsvm_b)
     algo = choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = solver_params(ctx, algo, kwargs, grid_py=libsvm_c is not None)
     if libsvm_c is not None:

@@ -16,6 +16,9 @@ PCMAC = shared("bench", "pcmac-svmlin")
 def ours(tmp, model, test, *extra):
     r = run("ssl-predict", "-q", *extra, test, model, "-", check=0)
     rows = [ln.split() for ln in r.stdout.splitlines()]
+    if "--probability" in extra:  # the columns' labels first, as svm-predict -b 1 writes
+        assert rows[0][0] == "labels"
+        rows = rows[1:]
     return np.array([int(x[0]) for x in rows]), np.array([[float(v) for v in x[1:]]
                                                           for x in rows])
 

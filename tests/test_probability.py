@@ -12,8 +12,13 @@ from ssl_svm.solvers.calibration import cross_entropy, fit_slope, targets
 PCMAC = shared("bench", "pcmac-svmlin")
 
 
-def read_probabilities(path):
+def read_probabilities(path, header=None):
+    """(labels, values) of a prediction file; ``header``: the model's labels, which a
+    --probability file names first (``labels 1 -1``, as svm-predict -b 1 writes)."""
     rows = [ln.split() for ln in open(path).read().splitlines()]
+    if header is not None:
+        assert rows[0] == ["labels", *map(str, header)], rows[0]
+        rows = rows[1:]
     return np.array([int(r[0]) for r in rows]), np.array([[float(v) for v in r[1:]]
                                                           for r in rows])
 
@@ -47,7 +52,7 @@ def test_binary_probabilities_agree_with_the_label(tmp):
     assert model_to_text(m) == (tmp / "m").read_text()  # the slope round-trips exactly
     run("ssl-predict", "-q", "--probability", PCMAC / "test.svm", tmp / "m", tmp / "p", check=0)
     run("ssl-predict", "-q", "--values", PCMAC / "test.svm", tmp / "m", tmp / "v", check=0)
-    labels, P = read_probabilities(tmp / "p")
+    labels, P = read_probabilities(tmp / "p", header=m.labels)
     lab_v, V = read_probabilities(tmp / "v")
     assert P.shape == (486, 2)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-15)
@@ -80,7 +85,7 @@ def test_multiclass_probabilities_sum_to_one(tmp):
         tmp / "m", check=0)
     m = read_model(str(tmp / "m"))
     r = run("ssl-predict", "--probability", tmp / "t.svm", tmp / "m", tmp / "p", check=0)
-    labels, P = read_probabilities(tmp / "p")
+    labels, P = read_probabilities(tmp / "p", header=m.labels)
     assert P.shape == (400, 3)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     assert np.array_equal(labels, np.array(m.labels)[np.argmax(P, axis=1)])
@@ -122,3 +127,20 @@ def test_model_loader_checks_the_probability_line(tmp, line, message):
     (tmp / "bad").write_text(text)
     r = run("ssl-predict", SAMPLES / "pcmac.train", tmp / "bad", check=1)
     assert message in r.stderr, r.stderr
+
+
+def test_libsvm_b_flag_is_probability(tmp):
+    """LIBSVM's -b 1 / -b 0 on both commands: the same files as --probability / without."""
+    run("ssl-train", "-q", "-a", "svm", "-b", "1", SAMPLES / "pcmac.train", tmp / "b", check=0)
+    run("ssl-train", "-q", "-a", "svm", "--probability", SAMPLES / "pcmac.train", tmp / "p",
+        check=0)
+    assert (tmp / "b").read_bytes() == (tmp / "p").read_bytes()
+    run("ssl-train", "-q", "-a", "svm", "-b", "0", SAMPLES / "pcmac.train", tmp / "z", check=0)
+    assert read_model(str(tmp / "z")).probability is None
+    b = run("ssl-predict", "-q", "-b", "1", SAMPLES / "pcmac.test", tmp / "b", "-", check=0)
+    p = run("ssl-predict", "-q", "--probability", SAMPLES / "pcmac.test", tmp / "b", "-",
+            check=0)
+    assert b.stdout == p.stdout and b.stdout.startswith("labels 1 -1\n")
+    r = run("ssl-predict", "-b", "0", "--probability", SAMPLES / "pcmac.test", tmp / "b",
+            check=2)
+    assert "give one" in r.stderr
