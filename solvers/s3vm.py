@@ -182,8 +182,12 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
             res = l2svm_mfn(X, Y, C, lam, w0=res.w, o0=res.o, **kw)
             retrains += 1
             trace.append((lam0, res.objective, int(np.sum(Y[unl] > 0))))
-        log.info("%stsvm: λ_u step %d (λ′ = %.4g): %d pairs switched, objective %.10g "
-                 "(%.2f s)", tag, steps, lam0, round_switches,
+        # the first step, every tenth, the last and those that switched pairs are said; the
+        # rest (about 30 steps: 30 lines on a 500-row file) only with --verbose
+        level = (logging.INFO if steps == 1 or steps % 10 == 0 or last or round_switches
+                 else logging.DEBUG)
+        log.log(level, "%stsvm: λ_u step %d (λ′ = %.4g): %d pairs switched, objective %.10g "
+                "(%.2f s)", tag, steps, lam0, round_switches,
                  transductive_cost(res.w, res.o, y, lab, unl, lam, lam0),
                  time.perf_counter() - t0)
         if last:
@@ -368,9 +372,10 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
                 best_w, best_o, best_F = res.w.copy(), res.o.copy(), F
         inner_total += inner
         H = mean_entropy(p)
-        log.info("%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
-                 "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
-                 time.perf_counter() - t0)
+        log.log(logging.INFO if outer == 1 or outer % 10 == 0 else logging.DEBUG,
+                "%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
+                "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
+                time.perf_counter() - t0)
         T /= DA_ANNEALING_RATE
     return S3VMResult(best_w, best_o, best_F, r, {"temperatures": outer,
                                                   "inner_rounds": inner_total,

@@ -3,6 +3,7 @@ commands."""
 
 from __future__ import annotations
 
+import re
 import zipfile
 
 from conftest import ROOT, SAMPLES, run
@@ -125,3 +126,21 @@ def test_grid_py_gamma_is_ignored_by_a_linear_solver(tmp):
     assert same.stdout == r.stdout
     r = run("ssl-train", "-g", "0.5", "-v", "5", TRAIN, check=2)  # without -c: as before
     assert "not used by -a svm" in r.stderr
+
+
+def test_tsvm_says_a_few_steps_unless_verbose(tmp):
+    """tsvm's ~30 annealing steps: the first, every tenth, the last and those that switched
+    pairs by default; every one with --verbose."""
+    quiet = run("ssl-train", "-a", "tsvm", "-W", "0.001", TRAIN, tmp / "m", check=0).stderr
+    loud = run("ssl-train", "--verbose", "-a", "tsvm", "-W", "0.001", TRAIN, tmp / "m",
+               check=0).stderr
+    def steps(err):  # (step, pairs switched, the line less its time)
+        return [(int(m[1]), int(m[2]), m[0].rsplit(" (", 1)[0])
+                for m in re.finditer(r"λ_u step (\d+) \(.*?\): (\d+) pairs switched.*",
+                                     err)]
+
+    said, every = steps(quiet), steps(loud)
+    assert len(every) == 30 and 4 <= len(said) <= 10
+    assert set(said) <= set(every) and said[0] == every[0] and said[-1] == every[-1]
+    assert all(n == 1 or n % 10 == 0 or switched for n, switched, _ in said)
+    assert [s for s in every if s[1]] == [s for s in said if s[1]]  # every switch is said
