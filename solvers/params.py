@@ -185,11 +185,13 @@ GRAPH_WEIGHTS = Param("graph_weights", ("--graph-weights",), str, "heat",
                       "exp(-d²/(σ_i σ_j)) with σ_i the distance to row i's k-th neighbour "
                       "(Zelnik-Manor & Perona 2004)",
                       choices=("heat", "binary", "self-tuning"), metavar="NAME")
-# below ~1e-154 the width's square underflows to 0 (and γ = 1/(2t²) overflows); any width
-# under the data's resolution gives the same all-zero weights, so 1e-100 loses nothing
+# the graph solvers' rbf width defaults to the heat width, γ = 1/(2t²): below 1e-7 it would
+# pass the 1e15 that every γ must stay under (a model file holds no larger), and below ~1e-154
+# t² underflows to 0; any width far under the data's resolution gives the same all-zero
+# weights, so the bound loses nothing
 HEAT_WIDTH = Param("heat_width", ("--heat-width",), float, None,
                    "heat-weight width t; default the mean distance to the k neighbours",
-                   low=1e-100)
+                   low=1e-7)
 LAPLACIAN = Param("laplacian", ("--laplacian",), str, "normalized",
                   "graph Laplacian: normalized I - D^-1/2 W D^-1/2, or unnormalized D - W",
                   choices=("normalized", "unnormalized"), metavar="NAME")
