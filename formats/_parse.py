@@ -16,7 +16,7 @@ import locale
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -40,6 +40,7 @@ from ssl_svm.formats.textparse import (
     OK,
     VALUE_MAX,
 )
+from ssl_svm.solvers.jit import njit
 
 
 def _c_numeric_locale() -> int:

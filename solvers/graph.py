@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import prange
 
 from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import (
     SAMPLE_ROWS,
     block_rows_for,

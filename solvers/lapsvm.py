@@ -36,11 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import prange
 
 from ssl_svm.solvers import graph as graph_mod
 from ssl_svm.solvers import kernels, progress
 from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, Model
 from ssl_svm.solvers.multiclass import binary_tasks, nth_seed

@@ -14,7 +14,9 @@ never densified.
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ssl_svm.solvers.jit import njit
 
 # the constants are shared with the numpy versions of these routines
 from ssl_svm.solvers.linalg_numpy import (  # noqa: F401 -- the solvers read them as la.NAME

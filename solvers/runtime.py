@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib
-import logging
 import math
 import os
 import sys
@@ -263,14 +262,18 @@ def thread_limit(threads: int):
 # (ssl_cli.process.deferred_signals), as an exception raised inside the thread pool's start can
 # leave it half made. A library caller has nothing to hold.
 start_guard = contextlib.nullcontext
+# The solver the line saying a first run compiles names (:mod:`ssl_svm.solvers.jit`): the
+# command line sets it to the one it runs, before reading the data (the reader compiles too).
+compile_label = ""
 _started: set = set()  # the module sets start_numba has loaded
 
 
 def start_numba(modules=(), what: str = "") -> None:
     """Import ``modules`` (ones defining numba functions) and start numba's thread pool, inside
-    :data:`start_guard`. When one of the loaded solver modules has never run (the first run
-    after installing), say on the ``ssl.runtime`` log that ``what`` compiles its functions once:
-    otherwise the run would sit silent for up to a minute. Does nothing the second time."""
+    :data:`start_guard`. ``what`` names the solver in the line :mod:`ssl_svm.solvers.jit` writes
+    when a first run compiles. Does nothing the second time."""
+    global compile_label
+    compile_label = compile_label or what
     if tuple(modules) in _started:
         return
     with start_guard():
@@ -282,37 +285,7 @@ def start_numba(modules=(), what: str = "") -> None:
         held = getattr(_limit, "threads", None)
         if held is not None:
             numba.set_num_threads(min(held, numba.config.NUMBA_NUM_THREADS))
-    if uncompiled_modules():
-        logging.getLogger("ssl.runtime").info(
-            "first run of %s since installing: compiling its numba functions once (up to a "
-            "minute; later runs load them from the cache)", what or "this solver")
     _started.add(tuple(modules))
-
-
-def uncompiled_modules(prefixes=("ssl_svm.solvers.", "ssl_svm.formats.")) -> list[str]:
-    """The loaded modules under ``prefixes`` with numba functions (``cache=True``) none of
-    which has an on-disk cache index yet: their functions compile on first use (seconds
-    each), as on the first run after installing. A module some of whose functions are cached
-    has run before; the rest of it compiles in a second or two. Read from numba's own cache
-    paths, so it follows ``NUMBA_CACHE_DIR``."""
-    if "numba" not in sys.modules:
-        return []
-    from numba.core.registry import CPUDispatcher
-
-    out = []
-    for name, mod in list(sys.modules.items()):
-        if mod is None or not name.startswith(prefixes):
-            continue
-        indexes = []
-        for obj in vars(mod).values():
-            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == name:
-                try:
-                    indexes.append(obj._cache._cache_file._index_path)
-                except AttributeError:  # cache=False, or another numba's layout
-                    continue
-        if indexes and not any(os.path.exists(p) for p in indexes):
-            out.append(name)
-    return sorted(out)
 
 
 def describe_threads() -> str:

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from ssl_svm.solvers import linalg as la
 from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.linear import _csr, l2svm_mfn
 from ssl_svm.solvers.multiclass import class_labels, nth_seed, one_vs_rest
 from ssl_svm.solvers.params import SOLVER_PARAMS

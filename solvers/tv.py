@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+
+from ssl_svm.solvers.jit import njit
 
 
 @dataclass

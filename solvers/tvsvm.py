@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from numba import njit
 
 from ssl_svm.solvers import graph, kernels, tv
 from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, Model
 from ssl_svm.solvers.multiclass import class_labels

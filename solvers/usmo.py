@@ -29,10 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import prange
 
 from ssl_svm.solvers import kernels, progress
 from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, LinearFunctions, Model
 from ssl_svm.solvers.params import SOLVER_PARAMS, parse_prior

@@ -97,6 +97,8 @@ class StderrFormatter(logging.Formatter):
         msg = safe_text(record.getMessage(), limit=10_000)
         if record.levelno >= logging.WARNING:
             return f"{self.prog}: warning: {msg}"
+        if getattr(record, "notice", False):
+            return f"{self.prog}: {msg}"
         return msg
 
 
@@ -112,6 +114,9 @@ def setup_logging(prog: str, quiet: bool, verbose: bool) -> logging.Logger:
     root.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     root.propagate = False
     logging.getLogger("ssl.solver").setLevel(logging.NOTSET)
+    # a first run's 'compiling …' line is not progress: -q shows it too (a batch job that
+    # sits silent for a minute looks hung)
+    logging.getLogger("ssl.runtime").setLevel(logging.INFO)
     log = logging.getLogger(f"ssl.{prog}")
     _warnings_to(log)
     return log

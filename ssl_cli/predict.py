@@ -158,6 +158,9 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
 
         from ssl_svm.formats.model_file import read_model
         from ssl_svm.formats.svmlight import _LabelsFile, iter_line_blocks, open_input
+        from ssl_svm.solvers import runtime
+
+        runtime.compile_label = "ssl-predict"
 
     with Outputs({"TEST": test, "MODEL": model_path, "--labels": labels_file}) as outputs:
         out = outputs.add("-" if output is None else output, "predictions")

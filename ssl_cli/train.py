@@ -106,6 +106,7 @@ def _load_solver(algo) -> None:
     from ssl_svm.solvers import runtime
 
     runtime.start_guard = process.deferred_signals
+    runtime.compile_label = algo.name
     algo.fit  # noqa: B018 -- imports the solver's module
     if not algo.numpy_nnz:
         runtime.start_numba(what=algo.name)

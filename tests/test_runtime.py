@@ -137,28 +137,12 @@ def test_help_and_option_errors_load_no_numerical_library(prog, args):
     assert _modules_loaded(prog, *args) == ""
 
 
-def test_first_run_after_installing_says_it_compiles(tmp):
-    """With an empty numba cache (NUMBA_CACHE_DIR) the first run says why it is slow; the
-    second, with the cache filled, does not."""
-    env = {"NUMBA_CACHE_DIR": str(tmp / "cache")}
-    first = run("ssl-train", "-a", "tsvm", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
-                check=0, env=env)
-    assert "first run of tsvm since installing: compiling its numba functions once" \
-        in first.stderr
-    second = run("ssl-train", "-a", "tsvm", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m",
-                 check=0, env=env)
-    assert "compiling" not in second.stderr
-    assert (tmp / "m").read_bytes()
-    quiet = run("ssl-train", "-q", "-a", "tsvm", "-W", "0.01", SAMPLES / "pcmac.train", tmp / "m2",
-                check=0, env={"NUMBA_CACHE_DIR": str(tmp / "cache2")})
-    assert quiet.stderr == ""
-
-
-def test_a_linear_fit_starting_numba_says_when_it_compiles(monkeypatch, caplog):
-    """svm and rls start numba inside the fit, when it needs it: that start says so when the
-    linear routines were never compiled."""
+def test_numba_starts_once_inside_the_guard(monkeypatch):
+    """svm and rls start numba inside the fit, when it needs it: the start holds the signals
+    (start_guard) once, and names the solver for the compile notice unless a command named
+    it first."""
     monkeypatch.setattr(runtime, "_started", set())
-    monkeypatch.setattr(runtime, "uncompiled_modules", lambda: ["ssl_svm.solvers.linalg"])
+    monkeypatch.setattr(runtime, "compile_label", "")
     held = []
 
     class Guard:
@@ -169,11 +153,32 @@ def test_a_linear_fit_starting_numba_says_when_it_compiles(monkeypatch, caplog):
             return False
 
     monkeypatch.setattr(runtime, "start_guard", Guard)
-    with caplog.at_level("INFO", logger="ssl.runtime"):
-        runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
-        runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")  # once only
-    assert caplog.text.count("first run of the linear solvers since installing: compiling") == 1
+    runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+    runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
     assert held == [True]
+    assert runtime.compile_label == "the linear solvers"
+    monkeypatch.setattr(runtime, "compile_label", "svm")
+    monkeypatch.setattr(runtime, "_started", set())
+    runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+    assert runtime.compile_label == "svm"
+
+
+def test_the_compile_notice_comes_once_per_process_and_only_when_compiling(tmp):
+    """A cache miss of a package function calls jit.notice once; a hit does not."""
+    code = ("import numpy as np\n"
+            "from ssl_svm.solvers import jit, runtime\n"
+            "runtime.compile_label = 'svm'\n"
+            "jit.notice = lambda text, warning: print('NOTICE', warning, text)\n"
+            "from ssl_svm.solvers import linalg\n"
+            "linalg.sq_norm(np.ones(3)); linalg.sq_norm(np.ones(3))\n"
+            "linalg.squared_loss(np.ones(3), np.ones(3), np.ones(3))\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp / "cache")}
+    outs = [subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True,
+                           env=env) for _ in range(2)]
+    assert [o.returncode for o in outs] == [0, 0], outs[0].stderr
+    assert outs[0].stdout == ("NOTICE False first run of svm: compiling its numba code once (up "
+                              "to a minute; later runs load it from the cache)\n")
+    assert outs[1].stdout == ""
 
 
 @pytest.mark.parametrize("algorithm", ["svm", "rls"])

@@ -1,0 +1,191 @@
+"""numba's compiled code: the first run says it compiles (once, also under -q), the
+compile-ahead command leaves nothing to compile, and a read-only shared install runs for a user
+who can write neither into it nor into a home folder."""
+
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import BIN, ROOT, SAMPLES, run
+
+from ssl_svm.solvers.registry import ALGORITHMS
+
+PYTHON = str(BIN / "python")
+
+
+def _train_args(name):
+    if ALGORITHMS[name].positive_unlabeled:
+        return ["-a", name, "--prior", "0.5", "--negatives-as-unlabeled"]
+    return ["-a", name]
+
+
+def test_first_run_says_it_compiles_once_even_under_q_and_compile_ahead_leaves_nothing(tmp):
+    env = {"NUMBA_CACHE_DIR": str(tmp / "cache")}
+    first = run("ssl-train", "-q", "-a", "da", "-W", "0.001", SAMPLES / "pcmac.train",
+                tmp / "m", check=0, env=env)
+    lines = [x for x in first.stderr.splitlines() if "numba" in x]
+    assert lines == ["ssl-train: first run of da: compiling its numba code once (up to a "
+                     "minute; later runs load it from the cache)"], first.stderr
+    again = run("ssl-train", "-q", "-a", "da", "-W", "0.001", SAMPLES / "pcmac.train",
+                tmp / "m", check=0, env=env)
+    assert "numba" not in again.stderr
+
+    ahead = subprocess.run([PYTHON, "-m", "ssl_svm.compile", "-q"], capture_output=True,
+                           text=True, env={**os.environ, **env})
+    assert ahead.returncode == 0, ahead.stderr
+    assert ahead.stderr == "" and ahead.stdout == ""
+
+    # every solver, and the reader (a file over 10,000 values), loads from the cache: no
+    # notice, twice in a row (tvrls and cheeger-rls once said so on every run)
+    big = tmp / "big.svm"
+    big.write_text("".join((SAMPLES / "pcmac.train").read_text() for _ in range(3)))
+    for name in ALGORITHMS:
+        for _ in range(2 if name in ("tvrls", "cheeger-rls") else 1):
+            r = run("ssl-train", "-q", *_train_args(name), big, tmp / f"{name}.model",
+                    check=0, env=env)
+            assert "numba" not in r.stderr, (name, r.stderr)
+        p = run("ssl-predict", "-q", "--values", big, tmp / f"{name}.model", tmp / "out",
+                check=0, env=env)
+        assert "numba" not in p.stderr, (name, p.stderr)
+
+
+def test_compile_ahead_help_and_a_bad_option():
+    r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", "--help"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "python -m ssl_svm.compile" in r.stdout
+    r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", "--nonsense"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2
+    assert r.stderr.startswith("python -m ssl_svm.compile: error: ") and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------ a read-only shared install
+
+NOBODY = 65534
+
+
+def _install_read_only(dest):
+    """The package as a root-owned ``pip install`` lays it out (ssl_svm/ with cli, solvers and
+    formats inside), without compiled caches, every folder unwritable."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc")
+    pkg = dest / "ssl_svm"
+    shutil.copytree(ROOT / "ssl_svm", pkg, ignore=ignore)
+    for sub, folder in (("cli", "ssl_cli"), ("solvers", "solvers"), ("formats", "formats")):
+        shutil.copytree(ROOT / folder, pkg / sub, ignore=ignore)
+    _set_writable(dest, False)
+
+
+def _set_writable(top, writable):
+    for folder, dirs, files in os.walk(top):
+        for name in [*dirs, *files, None]:
+            p = os.path.join(folder, name) if name else folder
+            mode = os.stat(p).st_mode
+            os.chmod(p, (mode | stat.S_IWUSR) if writable else (mode & ~0o222))
+
+
+def _as_user(site, home, tmpdir, *args, cwd):
+    """Run ``python args`` with the read-only ``site`` first on the path, HOME=home and
+    TMPDIR=tmpdir, as a user who owns none of it: as root, the user nobody (with the right to
+    read and list any folder, so the test's own Python under /root stays usable, and no right
+    to write where nobody may not); otherwise this user, whose read-only folders bind it too."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmpdir),
+           "PYTHONPATH": str(site), "LANG": "C.UTF-8"}
+    prefix = []
+    if os.geteuid() == 0:
+        prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                  "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+    return subprocess.run([*prefix, PYTHON, *args], capture_output=True, text=True, env=env,
+                          cwd=cwd)
+
+
+TRAIN = ("-c", "import sys; from ssl_svm.cli.train import main; sys.exit(main())")
+
+
+@pytest.fixture
+def tmp_open():
+    """A folder every user can reach (pytest's is under a 0700 folder of root's: the access()
+    checks of the commands, made with the real user's rights, would fail on the path)."""
+    top = Path(tempfile.mkdtemp(prefix="ssl-svm-test-"))
+    os.chmod(top, 0o755)
+    yield top
+    _set_writable(top, True)
+    shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture
+def shared_install(tmp_open):
+    tmp = tmp_open
+    site = tmp / "site"
+    _install_read_only(site)
+    for d in ("home", "ro_tmp"):
+        (tmp / d).mkdir()
+        os.chmod(tmp / d, 0o555)
+    for d in ("work", "tmp1", "tmp2"):
+        (tmp / d).mkdir()
+        os.chmod(tmp / d, 0o1777)
+    shutil.copy(SAMPLES / "pcmac.train", tmp / "work" / "train.svm")
+    os.chmod(tmp / "work" / "train.svm", 0o644)
+    probe = _as_user(site, tmp / "home", tmp / "tmp1", "-c",
+                     "import os, ssl_svm; print(ssl_svm.__file__, os.access(os.path.dirname("
+                     "ssl_svm.__file__), os.W_OK), os.access(os.environ['HOME'], os.W_OK))",
+                     cwd=tmp / "work")
+    # the test means something only if the user runs the read-only copy and cannot write there
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split() == [str(site / "ssl_svm" / "__init__.py"), "False", "False"]
+    return site
+
+
+def _train(site, tmp, tmpdir, model):
+    return _as_user(site, tmp / "home", tmpdir, *TRAIN, "-q", "-a", "tsvm", "-W", "0.01",
+                    "train.svm", model, cwd=tmp / "work")
+
+
+def test_a_read_only_install_caches_in_a_folder_of_the_users_or_compiles_in_memory(
+        tmp_open, shared_install):
+    site, tmp = shared_install, tmp_open
+    first = _train(site, tmp, tmp / "tmp1", "m1")
+    assert first.returncode == 0, first.stderr
+    uid = NOBODY if os.geteuid() == 0 else os.geteuid()
+    folder = tmp / "tmp1" / f"ssl-svm-{uid}"
+    assert first.stderr == (f"ssl-train: first run of tsvm: compiling its numba code once (up to "
+                            f"a minute; later runs load it from the cache in {folder})\n")
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    again = _train(site, tmp, tmp / "tmp1", "m2")
+    assert again.returncode == 0 and again.stderr == ""
+    assert (tmp / "work" / "m1").read_bytes() == (tmp / "work" / "m2").read_bytes()
+
+    # nowhere to write a cache (HOME and TMPDIR read-only): compiled in memory, said as a warning
+    nowhere = _train(site, tmp, tmp / "ro_tmp", "m3")
+    assert nowhere.returncode == 0, nowhere.stderr
+    assert nowhere.stderr.startswith("ssl-train: warning: compiling tsvm's numba code in memory: "
+                                     "no writable folder for its cache")
+    assert "Traceback" not in nowhere.stderr
+    assert (tmp / "work" / "m3").read_bytes() == (tmp / "work" / "m1").read_bytes()
+
+
+def test_compile_ahead_in_a_shared_install_serves_users_who_cannot_write_there(
+        tmp_open, shared_install):
+    site, tmp = shared_install, tmp_open
+    _set_writable(site, True)  # the administrator, who owns the install, compiles ahead
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = str(site)
+    ahead = subprocess.run([PYTHON, "-m", "ssl_svm.compile"], capture_output=True, text=True,
+                           env=env, cwd=tmp)
+    assert ahead.returncode == 0, ahead.stderr
+    assert f"the cache is beside the package's source ({site / 'ssl_svm'})" in ahead.stderr
+    _set_writable(site, False)
+
+    # a user with a writable TMPDIR: loads the prebuilt code through a private copy
+    seeded = _train(site, tmp, tmp / "tmp2", "m1")
+    assert seeded.returncode == 0 and seeded.stderr == "", seeded.stderr
+    # nowhere writable: loads it where it is, read-only
+    read_only = _train(site, tmp, tmp / "ro_tmp", "m2")
+    assert read_only.returncode == 0 and read_only.stderr == "", read_only.stderr
+    assert (tmp / "work" / "m1").read_bytes() == (tmp / "work" / "m2").read_bytes()
+    usmo = _as_user(site, tmp / "home", tmp / "ro_tmp", *TRAIN, "-q", "-a", "usmo", "--prior",
+                    "0.5", "--negatives-as-unlabeled", "train.svm", "m3", cwd=tmp / "work")
+    assert usmo.returncode == 0 and "numba" not in usmo.stderr, usmo.stderr
