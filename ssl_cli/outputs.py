@@ -13,13 +13,20 @@ OUTPUT):
 - **Devices, FIFOs and standard output** (``-``, ``/dev/stdout``, ``/dev/null``) are written in
   place, never replaced by a regular file; their write errors (``/dev/full``, a closed pipe) are
   reported like any other.
-- A failed run removes its temporary files and leaves every existing file as it was.
+- A failed run removes its temporary files and leaves every existing file as it was. A run
+  killed outright (SIGKILL, a batch system's time limit) cannot: its temporary files are named
+  ``.tmp-PID@HOST-NAME-XXXXXXXX`` (the writing process, the target's file name), and the next
+  run writing NAME in that folder removes those whose process is gone from this host
+  (:func:`remove_stale_temporaries`), never a running one's nor another host's.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import select
 import signal
+import socket
 import stat
 import sys
 import tempfile
@@ -75,6 +82,75 @@ def resolve(path: str, what: str) -> tuple[str, os.stat_result | None]:
         raise DataError(path, f"cannot write {what}: {_why(e)}") from None
 
 
+def write_all(f, data) -> None:
+    """Write every byte of ``data`` to the binary file ``f``. A raw file (``buffering=0``: a
+    pipe, a device) may take fewer bytes than given; a descriptor another program left
+    non-blocking takes none while its buffer is full: wait until it is writable and go on."""
+    view = memoryview(data).cast("B")
+    while view.nbytes:
+        try:
+            n = f.write(view)
+        except BlockingIOError as e:
+            n = e.characters_written
+            select.select([], [f], [])
+        if n is None:  # raw, non-blocking, full
+            select.select([], [f], [])
+            continue
+        view = view[n:]
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname())[:64] or "host"
+
+
+def temporary_prefix(target: str) -> str:
+    """``.tmp-PID@HOST-NAME-``: the name of a temporary file for ``target`` before mkstemp's
+    random part."""
+    return f".tmp-{os.getpid()}@{_host()}-{os.path.basename(target)[:96]}-"
+
+
+_STALE = re.compile(r"\.tmp-(\d+)@([A-Za-z0-9._]+)-(.*)-[A-Za-z0-9_]{8}$")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(target: str) -> list[str]:
+    """Remove the temporary files for ``target`` (in its folder) that a run killed on this
+    host left: their writing process is no longer running. Returns the names removed."""
+    folder = os.path.dirname(os.path.abspath(target))
+    base, host = os.path.basename(target)[:96], _host()
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        m = _STALE.match(name)
+        if m is None or m.group(2) != host or m.group(3) != base:
+            continue
+        pid = int(m.group(1))
+        if pid == os.getpid() or _running(pid):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+                continue
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
+
+
 def writable_folder(path: str, target: str, what: str) -> str:
     """The folder a new ``target`` goes in, checked to exist and be writable."""
     folder = os.path.dirname(os.path.abspath(target))
@@ -118,8 +194,9 @@ class Output:
         if st is not None and not os.access(self.target, os.W_OK):
             raise DataError(path, f"cannot write {what}: permission denied")
         folder = writable_folder(path, self.target, what)
+        remove_stale_temporaries(self.target)
         try:
-            fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+            fd, self.tmp = tempfile.mkstemp(prefix=temporary_prefix(self.target), dir=folder)
         except OSError as e:
             raise DataError(path, f"cannot write {what}: {_why(e)}") from None
         try:
@@ -147,7 +224,7 @@ class Output:
             data = data.encode("utf-8")
         f = self._open_stream() if self.stream else self.f
         try:
-            f.write(data)
+            write_all(f, data)
         except BrokenPipeError:
             raise
         except OSError as e:

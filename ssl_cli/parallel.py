@@ -8,9 +8,11 @@ local processes get them through joblib's memory-mapping of large arrays.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import itertools
 import logging
+import os
 import signal
 import sys
 import time
@@ -127,6 +129,8 @@ class Runner:
             return
         import joblib
 
+        if self.client is None:
+            fn = InWorker(fn, os.getpid())
         if window is None:
             with self._backend() as par:
                 par.return_as = "generator" if ordered else "generator_unordered"
@@ -144,6 +148,47 @@ class Runner:
         if self.client is not None:
             self.client.close()
             self.client = None
+
+
+PR_SET_PDEATHSIG = 1
+
+
+class InWorker:
+    """A task function as run by a local worker process, which ends with its parent.
+
+    A batch system kills a job past its limit with SIGKILL: the parent cannot stop its loky
+    workers, which would go on with their tasks (and their resource trackers with them) for
+    minutes. On its first task a worker asks Linux for SIGKILL when the thread that started it
+    ends (prctl PR_SET_PDEATHSIG; loky starts workers from the thread that submits the first
+    tasks or from its executor's management thread, both of which live as long as the
+    workers are wanted), and ends at once if its parent is already gone."""
+
+    def __init__(self, fn, parent: int):
+        self.fn = fn
+        self.parent = parent
+
+    def __call__(self, *args):
+        if os.getpid() != self.parent:
+            _die_with_parent(self.parent)
+        return self.fn(*args)
+
+
+_WATCHED = False
+
+
+def _die_with_parent(parent: int) -> None:
+    global _WATCHED
+    if _WATCHED:
+        return
+    _WATCHED = True
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _children_without_sigint() -> None:
