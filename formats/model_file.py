@@ -4,6 +4,8 @@ Layout (one item per line, ``#`` lines are not allowed; floats are written with 
 round-trips exactly and does not depend on the locale)::
 
     ssl-model 1
+    version 0.1.0                    # the ssl-svm release that wrote it (absent in files
+                                     # written before 0.1.0 had it; read and ignored)
     algorithm svm
     kind linear                      # linear | kernel
     n_features 7511                  # the width of the rows the model was trained on
@@ -32,6 +34,7 @@ or newer-version file.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import sys
@@ -73,12 +76,24 @@ def _value(v) -> str:
     return s
 
 
+@functools.lru_cache(maxsize=1)
+def package_version() -> str:
+    """The installed ssl-svm's version ('unknown' when run from an uninstalled checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ssl-svm")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def model_to_text(model: Model) -> str:
     fn = model.function
     k = model.n_functions
     out = io.StringIO()
     w = out.write
     w(f"{MAGIC} {VERSION}\n")
+    w(f"version {package_version()}\n")
     w(f"algorithm {model.algorithm}\n")
     w(f"kind {'linear' if isinstance(fn, LinearFunctions) else 'kernel'}\n")
     w(f"n_features {int(model.n_features)}\n")
@@ -221,6 +236,10 @@ def model_from_text(text: str, path: str) -> Model:
     if version < 1:
         raise DataError(path, f"unknown model format version {version}", line=1)
     L.i = 1
+    if len(L.lines) > 1 and L.lines[1].split()[:1] == ["version"]:
+        # which release wrote the file: informative only (the format is 'ssl-model N')
+        if len(L.keyed("version")) != 1:
+            raise L.error("'version' needs one value")
     algorithm = L.keyed("algorithm", 1)[0]
     algo = ALGORITHMS.get(algorithm)
     if algo is None:

@@ -107,6 +107,18 @@ def test_good_text_parses():
     assert m.params == {"lambda": 0.5}
 
 
+def test_the_version_line_is_written_and_read_and_older_files_without_it_load():
+    from importlib.metadata import version
+
+    text = model_to_text(model_from_text(GOOD, "m"))
+    assert text.splitlines()[:2] == ["ssl-model 1", f"version {version('ssl-svm')}"]
+    assert text.replace(f"version {version('ssl-svm')}\n", "") == GOOD  # the older layout
+    newer = GOOD.replace("ssl-model 1\n", "ssl-model 1\nversion 9.9.9\n")
+    assert model_from_text(newer, "m").params == {"lambda": 0.5}
+    with pytest.raises(DataError, match="m:2: 'version' needs one value"):
+        model_from_text(GOOD.replace("ssl-model 1\n", "ssl-model 1\nversion\n"), "m")
+
+
 BAD = [
     ("", "m: empty model file"),
     ("svm_type c_svc\nkernel_type rbf\n",
