@@ -21,6 +21,7 @@ from ssl_svm.cli.common import (
 )
 from ssl_svm.cli.outputs import Outputs
 from ssl_svm.cli.parallel import Progress, Runner, resolve_jobs
+from ssl_svm.cli.solver_options import complete_file
 from ssl_svm.formats import CHUNK_BYTES
 from ssl_svm.formats.errors import DataError
 from ssl_svm.solvers import runtime
@@ -116,9 +117,9 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
 @click.command(context_settings=CONTEXT, epilog=EPILOG,
                help="Predict the rows of TEST (SVMlight format, '-' = stdin) with MODEL and "
                     "write one line per row to OUTPUT (default or '-': stdout).")
-@click.argument("test", metavar="TEST")
-@click.argument("model_path", metavar="MODEL")
-@click.argument("output", metavar="[OUTPUT|-]", required=False)
+@click.argument("test", metavar="TEST", shell_complete=complete_file)
+@click.argument("model_path", metavar="MODEL", shell_complete=complete_file)
+@click.argument("output", metavar="[OUTPUT|-]", required=False, shell_complete=complete_file)
 @click.option("--values", is_flag=True, help="also write the decision value(s)")
 @click.option("--probability", is_flag=True,
               help="write one probability per label after the label, in the order of a first "
@@ -130,6 +131,7 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
                    "join back to records without counting lines")
 @click.option("--zero-based", is_flag=True, help="feature indices start at 0 (default: 1)")
 @click.option("--labels", "labels_file", default=None, metavar="FILE",
+              shell_complete=complete_file,
               help="true labels in FILE, one per line; TEST then has features only (SVMlin's "
                    "layout)")
 @click.option("--chunk-mb", type=click.IntRange(1, 4096), default=CHUNK_MB,
@@ -158,8 +160,6 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
 
         from ssl_svm.formats.model_file import read_model
         from ssl_svm.formats.svmlight import _LabelsFile, iter_line_blocks, open_input
-        from ssl_svm.solvers import runtime
-
         runtime.compile_label = "ssl-predict"
 
     with Outputs({"TEST": test, "MODEL": model_path, "--labels": labels_file}) as outputs:

@@ -3,7 +3,7 @@
 import re
 
 import pytest
-from conftest import run
+from conftest import SAMPLES, run
 
 
 def flat(text: str) -> str:
@@ -59,3 +59,19 @@ def test_shell_completion():
     assert r.stdout.split() == ["plain,--lambda-u"]
     r = run("ssl-predict", env={"_SSL_PREDICT_COMPLETE": "zsh_source"}, check=0)
     assert "#compdef ssl-predict" in r.stdout
+
+
+@pytest.mark.parametrize("prog,words,cword", [
+    ("ssl-predict", "ssl-predict pcm", "1"),              # TEST
+    ("ssl-predict", "ssl-predict x.svm pcm", "2"),        # MODEL
+    ("ssl-predict", "ssl-predict x.svm m pcm", "3"),      # OUTPUT
+    ("ssl-predict", "ssl-predict --labels pcm", "2"),
+    ("ssl-train", "ssl-train pcm", "1"),
+    ("ssl-tune", "ssl-tune pcm", "1"),
+    ("ssl-export", "ssl-export pcm", "1"),
+])
+def test_file_names_complete_for_every_command(prog, words, cword):
+    var = "_" + prog.upper().replace("-", "_") + "_COMPLETE"
+    r = run(prog, env={var: "bash_complete", "COMP_WORDS": words, "COMP_CWORD": cword},
+            check=0, cwd=SAMPLES)
+    assert r.stdout.split() == ["file,pcm"]  # bash then lists pcmac.train, pcmac.test
