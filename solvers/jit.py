@@ -252,11 +252,7 @@ def install() -> None:
 
 def _settle(dispatcher):
     """A function whose cache is read-only: loads from it, saves nothing (a save would fail
-    there); none prebuilt: no cache at all. And every function compiles or loads its code
-    inside :data:`runtime.start_guard <ssl_svm.solvers.runtime.start_guard>`: a SIGTERM handler
-    raising in the middle of numba's loading leaves half-made LLVM objects that crash the
-    process (SIGSEGV, 1 run in 40 of ssl-train killed 0.5 s in) instead of exiting cleanly."""
-    _guard_compiles(dispatcher)
+    there); none prebuilt: no cache at all."""
     try:
         cache = dispatcher._cache
         locator = cache._impl.locator
@@ -268,21 +264,6 @@ def _settle(dispatcher):
         else:
             dispatcher._cache = caching.NullCache()
     return dispatcher
-
-
-def _guard_compiles(dispatcher) -> None:
-    # the dispatcher's C code looks _compile_for_args up on the instance when no compiled
-    # version matches the arguments: the slow path only
-    original = dispatcher._compile_for_args
-
-    @functools.wraps(original)
-    def guarded(*args, **kws):
-        from ssl_svm.solvers import runtime
-
-        with runtime.start_guard():
-            return original(*args, **kws)
-
-    dispatcher._compile_for_args = guarded
 
 
 def njit(*args, **kwargs):

@@ -549,3 +549,35 @@ def test_tune_stops_at_the_memory_limit_without_running_the_grid(tmp):
     last = one_error(r, 1, f"ssl-tune: error: {train}: lapsvm (a fold) needs ")
     assert "above the memory limit of 5.00 MiB" in last
     assert r.stdout == ""
+
+
+def test_a_signal_inside_numbas_python_code_is_sent_again_later(monkeypatch):
+    """SIGTERM / SIGINT raise only outside numba's own Python code (an exception raised while
+    numba boxes a tuple of arrays made ssl-train crash with SIGSEGV, 1 run in 40 killed while
+    reading); inside it the signal is sent again 20 ms later."""
+    import sys as _sys
+    import threading
+
+    from ssl_svm.cli import process
+
+    sent = []
+    done = threading.Event()
+
+    def fake_kill(tid, signum):
+        sent.append((tid, signum))
+        done.set()
+
+    monkeypatch.setattr(process.signal, "pthread_kill", fake_kill)
+    inside = {"__name__": "numba.core.serialize", "sys": _sys}
+    exec("def here():\n    return sys._getframe()", inside)
+    frame = inside["here"]()
+    process._terminate(signal.SIGTERM, frame)  # no exception
+    process._interrupt(signal.SIGINT, frame)
+    assert done.wait(2)
+    time.sleep(0.1)
+    assert sorted(s for _, s in sent) == sorted([signal.SIGTERM, signal.SIGINT])
+    assert {t for t, _ in sent} == {threading.main_thread().ident}
+    with pytest.raises(process.Terminated):
+        process._terminate(signal.SIGTERM, _sys._getframe())
+    with pytest.raises(KeyboardInterrupt):
+        process._interrupt(signal.SIGINT, _sys._getframe())
