@@ -64,7 +64,7 @@ def knn(X, k: int) -> tuple[np.ndarray, np.ndarray]:
     n = X.shape[0]
     if not 1 <= k <= n - 1:
         raise ProblemError(f"a {k}-nearest-neighbour graph needs more than {k} rows "
-                           f"(have {n})")
+                           f"(have {n}); give fewer neighbours (-k / --neighbors)")
     Xp = prepare(X)
     xn = sqnorms(Xp)
     idx = np.empty((n, k), dtype=np.int64)

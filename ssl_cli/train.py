@@ -38,6 +38,7 @@ from ssl_svm.cli.solver_options import (
 )
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.params import TV_OUT_OF_SAMPLE
 from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
 
@@ -228,10 +229,13 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
                   "--validation": validation_file}) as outputs:
         model_out = outputs.add(model, "model") if folds is None else None
         pred_out = outputs.add(transductive_file, "-l predictions")
-        _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
-                   unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
-                   log, outputs, model_out, pred_out, model, transductive_file, unlabeled_label,
-                   keep_comments, probability, init_model)
+        try:
+            _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
+                       unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
+                       log, outputs, model_out, pred_out, model, transductive_file,
+                       unlabeled_label, keep_comments, probability, init_model)
+        except ProblemError as e:  # the data in TRAIN do not suit the method: say which file
+            raise DataError(train, str(e)) from None
 
 
 def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,

@@ -169,6 +169,7 @@ def test_option_of_another_solver_is_refused_for_real_solvers(tmp):
 def test_fold_without_a_class(tmp):
     (tmp / "d").write_text("+1 1:1\n-1 1:-1\n-1 1:-2\n-1 1:-3\n")
     r = run("ssl-train", "-q", "-v", 2, tmp / "d")
-    check_one_line(r, 1, "ssl-train: error: cross-validation fold 2 of 2: svm needs at least two "
+    check_one_line(r, 1, f"ssl-train: error: {tmp / 'd'}: cross-validation fold 2 of 2: svm needs "
+                         "at least two "
                          "classes among the labeled rows (a class has too few labeled rows for "
                          "this many folds)")

@@ -337,7 +337,7 @@ def test_a_fit_that_overflows_is_an_error_not_a_model(tmp):
     f.write_text("+1 1:1e40 2:1\n-1 1:-1e40 2:0.3\n+1 1:0.8e40\n-1 1:-0.9e40 2:0.2\n0 1:1\n")
     r = run("ssl-train", "-q", "-a", "lapsvm", "-k", "2", "-t", "poly", "-d", "50", "-g", "1e15",
             f, tmp / "m")
-    one_error(r, 1, "ssl-train: error: lapsvm did not converge to finite numbers")
+    one_error(r, 1, f"ssl-train: error: {f}: lapsvm did not converge to finite numbers")
     assert not (tmp / "m").exists()
 
 

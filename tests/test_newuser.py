@@ -147,3 +147,24 @@ def test_tsvm_says_a_few_steps_unless_verbose(tmp):
     assert set(said) <= set(every) and said[0] == every[0] and said[-1] == every[-1]
     assert all(n == 1 or n % 10 == 0 or switched for n, switched, _ in said)
     assert [s for s in every if s[1]] == [s for s in said if s[1]]  # every switch is said
+
+
+def test_a_graph_too_large_for_the_data_names_the_file_and_the_option(tmp):
+    f = tmp / "tiny.svm"
+    f.write_text("+1 1:1\n-1 1:2\n0 1:3\n")
+    for algo in ("tvrls", "cheeger-svm"):
+        r = run("ssl-train", "-q", "-a", algo, f, tmp / "m", check=1)
+        assert r.stderr == (f"ssl-train: error: {f}: a 10-nearest-neighbour graph needs more "
+                            "than 10 rows (have 3); give fewer neighbours (-k / --neighbors)\n")
+    assert not (tmp / "m").exists()
+
+
+def test_help_and_readme_agree_on_max_iter():
+    readme = (ROOT / "README.md").read_text()
+    assert "Newton steps (`svm`, default 1000)" in readme
+    svm = run("ssl-train", "-a", "svm", "-h").stdout
+    assert re.search(r"--max-iter INT\s+maximum number of Newton steps\. Range \[1,\s+1000000\], "
+                     r"default 1000\b", svm)
+    usmo = run("ssl-train", "-a", "usmo", "-h").stdout
+    assert re.search(r"Range \[1,\s+2147483647\], default 10000000", usmo)
+    assert "usmo's pair steps at most\n  2147483647" in readme
