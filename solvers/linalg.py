@@ -203,17 +203,40 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     ``||r|| <= forcing ||r₀||`` (r₀ the residual at the seed: a truncated Newton step).
     ``threads`` > 1 runs the row products on that many threads when the active rows hold at
     least PARALLEL_NNZ values (pass :func:`threads`).
-    Returns (converged, iterations).
+    Returns (converged, iterations). :func:`cgls_start` and :func:`cgls_steps` are the same
+    computation in pieces (a caller between them can report progress).
     """
+    done, z, q, r, p, m_inv, buf, sc = cgls_start(indptr, indices, data, bias, Y, C, J, lam,
+                                                  beta, o, eps, precondition, threads, forcing)
+    if done:
+        return True, 0
+    status = cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_inv,
+                        buf, sc, itermax, itermax)
+    return status == CG_CONVERGED, int(sc[5])
+
+
+CG_RUNNING = 0  # cgls_steps: the steps given were taken, not finished
+CG_CONVERGED = 1
+CG_STOPPED = 2  # at itermax, or at the forcing term's residual: not converged
+
+
+@njit(cache=True)
+def cgls_start(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, precondition, threads,
+               forcing):
+    """:func:`cgls`'s set-up at the seed β: returns (done, z, q, r, p, m_inv, buf, state),
+    done when the seed already passes the test (β = 0 for no rows). ``state`` holds the
+    scalars: rho, ‖p‖², eps², the forcing bound, gained, iterations, stalls, parallel."""
     n = beta.size
     na = J.size
-    if na == 0:  # no rows: the minimiser of λ/2||β||² is β = 0, and o[J] is empty
-        beta[:] = 0.0
-        return True, 0
     z = np.empty(na)
     q = np.empty(na)
     r = np.zeros(n)
     p = np.empty(n)
+    m_inv = np.ones(n)
+    sc = np.zeros(8)
+    if na == 0:  # no rows: the minimiser of λ/2||β||² is β = 0, and o[J] is empty
+        beta[:] = 0.0
+        return True, z, q, r, p, m_inv, np.empty((1, n)), sc
     for t in range(na):
         i = J[t]
         z[t] = C[i] * (Y[i] - o[i])
@@ -223,7 +246,6 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     # threads pay off when the products outweigh the per-iteration merge of n-long buffers
     par = threads > 1 and nnz_j >= PARALLEL_NNZ and nnz_j >= 4 * n
     buf = np.empty((threads if par else 1, n))
-    m_inv = np.ones(n)
     if precondition:
         _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf)
     omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o, buf, par)
@@ -236,24 +258,47 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
         rho += r[k] * p[k]
     eps2 = eps * eps
     if omega1 <= eps2 * omega_z:
-        return True, 0
-    inexact = forcing * forcing * omega1
+        return True, z, q, r, p, m_inv, buf, sc
     omega_p = 0.0
     for k in range(n):
         omega_p += p[k] * p[k]
-    it = 0
-    stalls = 0
-    gained = 0.0
-    while it < itermax:
+    sc[0] = rho
+    sc[1] = omega_p
+    sc[2] = eps2
+    sc[3] = forcing * forcing * omega1
+    sc[7] = 1.0 if par else 0.0
+    return False, z, q, r, p, m_inv, buf, sc
+
+
+@njit(cache=True)
+def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_inv, buf, sc,
+               steps, itermax):
+    """At most ``steps`` more iterations of :func:`cgls` from the state :func:`cgls_start`
+    (or the previous call) left; returns CG_RUNNING, CG_CONVERGED or CG_STOPPED."""
+    n = beta.size
+    na = J.size
+    rho, omega_p, eps2, inexact, gained = sc[0], sc[1], sc[2], sc[3], sc[4]
+    it, stalls = int(sc[5]), int(sc[6])
+    par = sc[7] != 0.0
+    status = CG_RUNNING
+    end = min(itermax, it + steps)
+    while True:
+        if it >= itermax:
+            status = CG_STOPPED
+            break
+        if it >= end:
+            break
         it += 1
         pb = bias * p[n - 1]
         if par:
-            omega_q = _x_times_par(indptr, indices, data, pb, J, p, C, q, threads)
+            omega_q = _x_times_par(indptr, indices, data, pb, J, p, C, q, buf.shape[0])
         else:
             omega_q = _x_block(indptr, indices, data, pb, J, 0, na, p, C, q)
         curv = lam * omega_p + omega_q
         if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
-            return True, it - 1
+            it -= 1
+            status = CG_CONVERGED
+            break
         gamma = rho / curv
         # this step lowers the quadratic objective by gamma·rho/2; once steps lower it by
         # less than its rounding (STALL of all that was gained), the residual is at the floor
@@ -274,16 +319,19 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
             omega1 += r[k] * r[k]
             rho_new += r[k] * r[k] * m_inv[k]
         if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
-            return True, it
+            status = CG_CONVERGED
+            break
         if omega1 <= inexact:
-            return False, it
+            status = CG_STOPPED
+            break
         scale = rho_new / rho
         rho = rho_new
         omega_p = 0.0
         for k in range(n):
             p[k] = m_inv[k] * r[k] + p[k] * scale
             omega_p += p[k] * p[k]
-    return False, it
+    sc[0], sc[1], sc[4], sc[5], sc[6] = rho, omega_p, gained, it, stalls
+    return status
 
 
 @njit(cache=True)

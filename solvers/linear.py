@@ -23,6 +23,10 @@ from ssl_svm.solvers.multiclass import nth_seed, one_vs_rest
 from ssl_svm.solvers.params import NUMPY_WORK, SOLVER_PARAMS
 from ssl_svm.solvers.registry import ALGORITHMS
 
+# units of work (stored values + rows + columns, per CG iteration) between two looks at the
+# clock during one CG solve: about a second on one core
+CG_PIECE = 1_000_000_000
+
 log = logging.getLogger("ssl.solver.linear")
 
 
@@ -79,7 +83,7 @@ class Routines:
         reached (CG restarted there)."""
         a = (indptr, indices, data, bias, Y, C, J, lam, beta, o, eps)
         if self.la is not linalg_numpy:
-            return self.la.cgls(*a, itermax, precondition, self.la.threads(), forcing)
+            return self._cgls_numba(a, itermax, precondition, forcing)
         cap = max(1, self.left // self.unit)
         opt, it = self.la.cgls(*a, min(itermax, cap), precondition, 1, forcing)
         self.left -= it * self.unit
@@ -87,8 +91,27 @@ class Routines:
             return opt, it
         log.debug("CG continues on numba after %d iterations on numpy", it)
         self._start()
-        opt, more = self.la.cgls(*a, itermax - it, precondition, self.la.threads(), forcing)
+        opt, more = self._cgls_numba(a, itermax - it, precondition, forcing)
         return opt, it + more
+
+    def _cgls_numba(self, a, itermax, precondition, forcing):
+        """numba's cgls in pieces of about CG_PIECE units of work: between them a long solve
+        (badly scaled dense rows: minutes for one Newton step) says how far it is. The pieces
+        resume the same iteration, so the result does not depend on them."""
+        la = self.la
+        indptr, indices, data, bias, Y, C, J, lam, beta, o, eps = a
+        done, z, q, r, p, m_inv, buf, sc = la.cgls_start(*a, precondition, la.threads(),
+                                                         forcing)
+        if done:
+            return True, 0
+        piece = max(1, CG_PIECE // self.unit)
+        while True:
+            status = la.cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p,
+                                   m_inv, buf, sc, piece, itermax)
+            if status != la.CG_RUNNING:
+                return status == la.CG_CONVERGED, int(sc[5])
+            progress.beat(log, "conjugate gradient: %d iterations of at most %d (%d rows)",
+                          int(sc[5]), itermax, J.size)
 
 
 def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITERMAX, w0=None,
