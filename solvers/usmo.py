@@ -509,6 +509,41 @@ def _dual(sig, g, h, c1, c2, spp) -> float:
 
 # --------------------------------------------------------------------------- class prior
 
+class _Standardised:
+    """The rows of (X − 1μᵀ)·diag(1/σ) (columns to mean 0 and standard deviation 1, σ = 0
+    taken as 1) for a sparse X, as an operator: ``A @ w``, ``A.T @ r``, ``A[rows]``."""
+
+    def __init__(self, X, mean, inv):
+        self.X, self.mean, self.inv = X, mean, inv
+        self.shape = X.shape
+
+    @classmethod
+    def of(cls, X):
+        n = X.shape[0]
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean * mean
+        std = np.sqrt(np.maximum(var, 0.0))
+        std[std == 0] = 1.0
+        return cls(X, mean, 1.0 / std) if n else cls(X, mean, np.ones_like(mean))
+
+    def __matmul__(self, w):
+        v = w * self.inv
+        return self.X @ v - float(self.mean @ v)
+
+    def __getitem__(self, rows):
+        return _Standardised(self.X[rows], self.mean, self.inv)
+
+    @property
+    def T(self):
+        outer = self
+
+        class _Transposed:
+            def __matmul__(self, r):
+                return outer.inv * (outer.X.T @ r - outer.mean * float(np.sum(r)))
+
+        return _Transposed()
+
+
 def _logistic_fit(A, s, reg):
     """(w, b) of an L2-penalised logistic regression of s ∈ {0, 1} on the rows of dense A:
     minimises Σ log(1 + exp(∓(Aw + b))) + ½·reg·m·‖w‖² (m rows, b unpenalised)."""
@@ -557,11 +592,15 @@ def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction
     s = (y > 0).astype(np.float64)
     if repeats is None:
         repeats = int(min(20, max(2, math.ceil(40_000 / max(n, 1)))))
-    if X.nnz > 0.1 * X.shape[0] * X.shape[1] or X.shape[0] * X.shape[1] <= 5_000_000:
+    if X.nnz > 0.1 * X.shape[0] * X.shape[1]:
         A = X.toarray()
         mean, std = A.mean(axis=0), A.std(axis=0)
         std[std == 0] = 1.0
         A = (A - mean) / std
+    elif X.shape[0] * X.shape[1] <= 5_000_000:
+        # the same standardised rows, never formed: the sparse rows' products cost their
+        # stored values, not rows × features (500 pcmac rows: 27,000 against 3.75 million)
+        A = _Standardised.of(X)
     else:  # large sparse text: scale columns only, keep sparsity
         sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
         A = X @ sp.diags(1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)))
@@ -587,6 +626,7 @@ def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction
             frac_u = (su.size - np.searchsorted(su, t, side="left")) / su.size
             curve += frac_u / frac_p
             halves += 1
+            progress.beat(log, "usmo: prior estimate, %d of %d fits", halves, 2 * repeats)
     if halves == 0:
         raise ProblemError("--prior auto needs at least two labeled positives and some "
                            "unlabeled rows; give --prior")
@@ -617,10 +657,14 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     prior = parse_prior(params["prior"])
     how = 0.0  # 0 = given, 1 = estimated
     if prior is None:
+        te = time.perf_counter()
+        log.info("usmo: estimating the class prior π (--prior auto: logistic fits on random "
+                 "halves of the %d rows)", y.size)
         prior, at = estimate_prior(X, y)
         how = 1.0
         log.info("usmo: estimated prior π = %.4f (mixture proportion, Scott 2015; minimum at "
-                 "the top %.0f %% of the labeled positives)", prior, 100 * at)
+                 "the top %.0f %% of the labeled positives; %.2f s)", prior, 100 * at,
+                 time.perf_counter() - te)
     gamma, chosen = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
     if chosen != "given" and params["kernel"] != "linear":
         log.info("usmo: kernel γ = %.6g (%s)", gamma, chosen)

@@ -1,5 +1,7 @@
 """USMO: positive-unlabeled learning with the double hinge loss (issue 5)."""
 
+import re
+
 import clarabel
 import numpy as np
 import pytest
@@ -342,3 +344,32 @@ def test_fit_says_why_it_stopped_short(monkeypatch, caplog, iterations, expected
     with caplog.at_level("WARNING", logger="ssl.solver.usmo"):
         usmo.fit_usmo(sp.csr_matrix(X), y, None, params)
     assert expected in caplog.text and "violation 0.5 > τ = 0.001" in caplog.text
+
+
+def test_prior_estimate_on_sparse_rows_standardises_without_densifying(tmp):
+    """Sparse rows are standardised as an operator (products cost the stored values): the
+    same estimate as the explicit dense standardisation, and --prior auto says it runs."""
+    rng = np.random.default_rng(3)
+    X = sp.random(400, 3000, density=0.01, random_state=4, format="csr")
+    X = X + sp.csr_matrix((rng.random(400) < 0.5)[:, None] * np.eye(1, 3000, 7) * 3.0)
+    X = sp.csr_matrix(X)
+    y = np.zeros(400)
+    y[np.flatnonzero(np.asarray(X[:, 7].todense()).ravel() > 0)[:40]] = 1.0
+    A = usmo._Standardised.of(X)
+    D = X.toarray()
+    std = D.std(axis=0)
+    std[std == 0] = 1.0
+    S = (D - D.mean(axis=0)) / std
+    w = rng.normal(size=3000)
+    r = rng.normal(size=400)
+    assert np.allclose(A @ w, S @ w, rtol=0, atol=1e-10)
+    assert np.allclose(A.T @ r, S.T @ r, rtol=0, atol=1e-10)
+    assert np.allclose(A[y > 0] @ w, S[y > 0] @ w, rtol=0, atol=1e-10)
+
+    _pu_file(tmp / "pu.svm", D, y)
+    r = run("ssl-train", "-a", "usmo", tmp / "pu.svm", tmp / "m", check=0)
+    lines = r.stderr.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("usmo: estimating the class "
+                                                                "prior π (--prior auto"))
+    assert lines[start + 1].startswith("usmo: estimated prior π = ")
+    assert re.search(r"; \d+\.\d\d s\)$", lines[start + 1])
