@@ -57,7 +57,12 @@ def safe_text(text: str, limit: int = MAX_MESSAGE) -> str:
 def early_interrupt(signum, frame):  # noqa: ARG001 -- signal handler signature
     """SIGINT while the program is still importing: nothing to clean up yet."""
     prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "ssl"
-    os.write(2, f"{prog}: interrupted\n".encode())
+    data = f"{prog}: interrupted\n".encode()
+    try:
+        while data:  # a write to a pipe may take part of it
+            data = data[os.write(2, data):]
+    except OSError:
+        pass
     os._exit(130)
 
 

@@ -581,3 +581,35 @@ def test_a_signal_inside_numbas_python_code_is_sent_again_later(monkeypatch):
         process._terminate(signal.SIGTERM, _sys._getframe())
     with pytest.raises(KeyboardInterrupt):
         process._interrupt(signal.SIGINT, _sys._getframe())
+
+
+def test_writes_go_on_until_every_byte_is_written():
+    """A raw file (a pipe, a device, written unbuffered) may take fewer bytes than given, and a
+    descriptor left non-blocking none at all for a moment: write_all goes on until all is
+    written (a short write was seen under strace)."""
+    from ssl_svm.cli.outputs import write_all
+
+    class Stingy:
+        def __init__(self):
+            self.got = bytearray()
+            self.calls = 0
+
+        def write(self, b):
+            self.calls += 1
+            if self.calls % 3 == 0:
+                return None  # non-blocking and full (raw)
+            if self.calls % 5 == 0:
+                e = BlockingIOError(11, "full")
+                e.characters_written = 1
+                self.got += bytes(b[:1])
+                raise e
+            self.got += bytes(b[:3])
+            return min(3, len(b))
+
+        def fileno(self):
+            return 1  # select() on stdout: writable at once in the test
+
+    f = Stingy()
+    data = bytes(range(256)) * 4
+    write_all(f, data)
+    assert bytes(f.got) == data and f.calls > 300
