@@ -96,7 +96,8 @@ EPILOG = """\b
 Output: one line per input row, in input order: the predicted label; with --values the label
 then the decision value (binary) or one value per label in the model's 'labels' order
 (one-vs-rest). With labeled input (label != 0; any label when the model has a class 0),
-'Accuracy = x% (c/t)' goes to stderr.
+'Accuracy = x% (c/t)' goes to stderr; with labels 1 and 0 only (positive-unlabeled), the
+recall on the positives, the predicted-positive share of the unlabeled rows and the PU metric.
 
 \b
 Parallel: -j N predicts N pieces of the input at once in local processes, --cluster on a
@@ -176,6 +177,7 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
                             sys.stderr.isatty() and size > 4 * (chunk_mb << 20))
         runner = None
         correct = total = rows = 0
+        pu = PUCounts()
         try:
             if probability:  # the columns' labels, first, as svm-predict -b 1 writes them
                 out.write("labels " + " ".join(str(int(v)) for v in model.labels) + "\n")
@@ -208,6 +210,7 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
                 if labeled.any():
                     correct += int(np.sum(pred[labeled] == y[labeled]))
                     total += int(labeled.sum())
+                pu.add(y, pred)
                 rows += n
                 progress.update(nbytes / size if size else 0, f"{rows} rows")
             if lab is not None:
@@ -219,10 +222,49 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
                 runner.close()
             if test != "-":
                 stream.close()
-    if total:
+    if pu.applies(model.labels, zero_class):
+        # labels 1 and 0 only: every row not labeled 1 is unlabeled, none is a known negative
+        log.info("%s", pu.line())
+    elif total:
         log.info("Accuracy = %g%% (%d/%d)", 100.0 * correct / total, correct, total)
     elif rows == 0:
         log.warning("%s has no data rows", test)
+
+
+class PUCounts:
+    """What a positive-unlabeled test file (labels 1 and 0 only) can say of the predictions:
+    recall on the labeled positives, the predicted-positive share of the unlabeled rows, and
+    Lee & Liu's PU metric recall² / P(ŷ = 1) (P over all rows), which needs no negatives.
+    Accuracy there would count only the positives (or every unlabeled row as wrong)."""
+
+    def __init__(self):
+        self.other = False  # a label besides 1 and 0
+        self.pos = self.pos_hit = self.unl = self.unl_hit = 0
+
+    def add(self, y, pred) -> None:
+        import numpy as np
+
+        if y.size == 0:
+            return
+        self.other = self.other or bool(np.any((y != 0) & (y != 1)))
+        pos, unl, hit = y == 1, y == 0, pred == 1
+        self.pos += int(pos.sum())
+        self.pos_hit += int((pos & hit).sum())
+        self.unl += int(unl.sum())
+        self.unl_hit += int((unl & hit).sum())
+
+    def applies(self, model_labels, zero_class: bool) -> bool:
+        return (not self.other and not zero_class and self.pos > 0 and self.unl > 0
+                and 1 in model_labels)
+
+    def line(self) -> str:
+        recall = self.pos_hit / self.pos
+        rate = (self.pos_hit + self.unl_hit) / (self.pos + self.unl)
+        metric = recall * recall / rate if rate > 0 else 0.0
+        return (f"PU (labels 1 and 0 only): recall on the labeled positives = "
+                f"{100.0 * recall:g}% ({self.pos_hit}/{self.pos}), predicted positive among the "
+                f"unlabeled = {100.0 * self.unl_hit / self.unl:g}% ({self.unl_hit}/{self.unl}), "
+                f"PU metric recall²/P(ŷ=1) = {metric:.6g}")
 
 
 def _sized(source, block, *args):

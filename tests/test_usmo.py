@@ -373,3 +373,30 @@ def test_prior_estimate_on_sparse_rows_standardises_without_densifying(tmp):
                                                                 "prior π (--prior auto"))
     assert lines[start + 1].startswith("usmo: estimated prior π = ")
     assert re.search(r"; \d+\.\d\d s\)$", lines[start + 1])
+
+
+def test_predict_on_a_pu_file_prints_pu_figures_not_accuracy(tmp):
+    """A test file with labels 1 and 0 only has no known negative: ssl-predict reports the
+    recall on the labeled positives, the predicted-positive share of the unlabeled rows and
+    the PU metric; with a -1 in the file it reports Accuracy as before."""
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(1.5, 1, (60, 3)), rng.normal(-1.5, 1, (60, 3))])
+    truth = np.r_[np.ones(60), -np.ones(60)]
+    y = np.where(np.arange(120) < 25, 1.0, 0.0)
+    _pu_file(tmp / "train.svm", X, y)
+    run("ssl-train", "-q", "-a", "usmo", "--prior", "0.37", tmp / "train.svm", tmp / "m")
+    _pu_file(tmp / "pu.svm", X, np.where(np.arange(120) < 40, 1.0, 0.0))
+    r = run("ssl-predict", tmp / "pu.svm", tmp / "m", tmp / "out")
+    pred = np.array([int(v) for v in (tmp / "out").read_text().split()])
+    hit = pred == 1
+    pos_hit, unl_hit = int(hit[:40].sum()), int(hit[40:].sum())
+    recall, rate = pos_hit / 40, hit.mean()
+    assert r.stderr == (f"PU (labels 1 and 0 only): recall on the labeled positives = "
+                        f"{100 * recall:g}% ({pos_hit}/40), predicted positive among the "
+                        f"unlabeled = {100 * unl_hit / 80:g}% ({unl_hit}/80), PU metric "
+                        f"recall²/P(ŷ=1) = {recall * recall / rate:.6g}\n")
+    # it learned: 20 of the 80 unlabeled rows are positives
+    assert pos_hit >= 35 and hit[40:60].mean() > 0.8 > 0.2 > hit[60:].mean()
+    _pu_file(tmp / "full.svm", X, truth)
+    r = run("ssl-predict", tmp / "full.svm", tmp / "m", tmp / "out")
+    assert r.stderr.startswith("Accuracy = ")
