@@ -46,7 +46,22 @@ log = logging.getLogger("ssl.runtime")
 
 
 def _notice(text: str, warning: bool) -> None:
+    from ssl_svm.solvers import runtime
+
+    global said
+    said = True
+    if runtime.notice_marker is not None:  # a run with -j workers: said by one process only
+        try:
+            os.close(os.open(runtime.notice_marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except OSError:  # another process of the run said it (or the run is over)
+            return
+    if runtime.notice_hook is not None:  # a -j worker process: see ssl_cli.parallel
+        runtime.notice_hook(text, warning)
+        return
     log.log(logging.WARNING if warning else logging.INFO, "%s", text, extra={"notice": True})
+
+
+said = False  # whether this process has said it compiles
 
 
 # Called once per process with the compile notice; the default logs it on ``ssl.runtime``

@@ -265,6 +265,12 @@ start_guard = contextlib.nullcontext
 # The solver the line saying a first run compiles names (:mod:`ssl_svm.solvers.jit`): the
 # command line sets it to the one it runs, before reading the data (the reader compiles too).
 compile_label = ""
+# In a worker process of the command line's -j: says the compile notice instead of the log
+# (which a worker does not print).
+notice_hook = None
+# A file the first process of a -j run to say the compile notice creates; the others, finding
+# it, say nothing (one line per run).
+notice_marker = None
 _started: set = set()  # the module sets start_numba has loaded
 
 

@@ -13,8 +13,10 @@ import functools
 import itertools
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 
 import click
@@ -82,6 +84,7 @@ class Runner:
                     max(1, tasks), "" if tasks == 1 else "s")
                 self.workers = max(1, tasks)
         self.scatter = list(scatter)
+        self._notice_dir: str | None = None
 
     @property
     def threads_per_worker(self) -> int | None:
@@ -130,7 +133,7 @@ class Runner:
         import joblib
 
         if self.client is None:
-            fn = InWorker(fn, os.getpid())
+            fn = InWorker(fn, os.getpid(), self._notice())
         if window is None:
             with self._backend() as par:
                 par.return_as = "generator" if ordered else "generator_unordered"
@@ -144,17 +147,41 @@ class Runner:
                     return
                 yield from par(joblib.delayed(fn)(*t) for t in chunk)
 
+    def _notice(self) -> tuple[str, str, str] | None:
+        """What a worker needs to say that it compiles (see :class:`InWorker`)."""
+        from ssl_svm.solvers import runtime
+
+        if self._notice_dir is None:
+            try:
+                self._notice_dir = tempfile.mkdtemp(prefix="ssl-svm-run-")
+            except OSError:
+                return None
+            marker = os.path.join(self._notice_dir, "said")
+            runtime.notice_marker = marker  # this process too: one line per run
+            jit = sys.modules.get("ssl_svm.solvers.jit")
+            if jit is not None and jit.said:
+                open(marker, "w").close()  # noqa: SIM115 -- said already, here
+        prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "ssl"
+        return prog, runtime.compile_label, self._notice_dir
+
     def close(self):
         if self.client is not None:
             self.client.close()
             self.client = None
+        if self._notice_dir is not None:
+            from ssl_svm.solvers import runtime
+
+            shutil.rmtree(self._notice_dir, ignore_errors=True)
+            self._notice_dir = None
+            runtime.notice_marker = None
 
 
 PR_SET_PDEATHSIG = 1
 
 
 class InWorker:
-    """A task function as run by a local worker process, which ends with its parent.
+    """A task function as run by a local worker process, which ends with its parent and says
+    when it compiles.
 
     A batch system kills a job past its limit with SIGKILL: the parent cannot stop its loky
     workers, which would go on with their tasks (and their resource trackers with them) for
@@ -163,14 +190,41 @@ class InWorker:
     tasks or from its executor's management thread, both of which live as long as the
     workers are wanted), and ends at once if its parent is already gone."""
 
-    def __init__(self, fn, parent: int):
+    def __init__(self, fn, parent: int, notice: tuple[str, str, str] | None = None):
+        """``notice``: (the command's name, the solver the compile notice names, a folder of
+        the parent's in which the first worker to compile leaves a mark)."""
         self.fn = fn
         self.parent = parent
+        self.notice = notice
 
     def __call__(self, *args):
         if os.getpid() != self.parent:
             _die_with_parent(self.parent)
+            if self.notice is not None:
+                _say_compiles_once(*self.notice)
         return self.fn(*args)
+
+
+def _say_compiles_once(prog: str, label: str, folder: str) -> None:
+    """In a worker: the compile notice goes straight to stderr (a worker's log prints nothing),
+    from the first worker of the run that compiles only (the others find its mark)."""
+    from ssl_svm.solvers import runtime
+
+    if runtime.notice_hook is not None:
+        return
+    runtime.compile_label = runtime.compile_label or label
+    runtime.notice_marker = os.path.join(folder, "said")
+
+    def say(text: str, warning: bool) -> None:
+        from ssl_svm.cli.process import safe_text
+
+        line = safe_text(f"{prog}: {'warning: ' if warning else ''}{text}") + "\n"
+        try:
+            os.write(2, line.encode("utf-8", "replace"))
+        except OSError:
+            pass
+
+    runtime.notice_hook = say
 
 
 _WATCHED = False

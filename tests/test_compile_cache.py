@@ -35,6 +35,29 @@ def test_first_run_says_it_compiles_once_even_under_q(tmp):
     assert "numba" not in again.stderr
 
 
+def test_a_first_run_with_workers_says_it_compiles_once(tmp):
+    """ssl-tune -j 2: the workers compile (each its own process); the first to do so says it,
+    on stderr (a worker's log prints nothing), and no other process of the run repeats it."""
+    env = {"NUMBA_CACHE_DIR": str(tmp / "cache")}
+    r = run("ssl-tune", "-q", "-a", "lapsvm", "-j", "2", "-G", "gamma_a=1e-6:1:x100",
+            SAMPLES / "pcmac.train", check=0, env=env)
+    notices = [x for x in r.stderr.splitlines() if "numba" in x]
+    assert notices == ["ssl-tune: first run of lapsvm: compiling its numba code once (up to "
+                       "a minute; later runs load it from the cache)"], r.stderr
+
+    # ssl-predict's parent compiles nothing: the line comes from a worker (pieces of 4 MB
+    # go through the compiled reader)
+    big = tmp / "big.svm"
+    big.write_text((SAMPLES / "pcmac.train").read_text() * 16)
+    run("ssl-train", "-q", "-a", "lapsvm", SAMPLES / "pcmac.train", tmp / "m")
+    env = {"NUMBA_CACHE_DIR": str(tmp / "cache2")}
+    r = run("ssl-predict", "-q", "-j", "2", "--chunk-mb", "4", big, tmp / "m", tmp / "out",
+            check=0, env=env)
+    notices = [x for x in r.stderr.splitlines() if "numba" in x]
+    assert notices == ["ssl-predict: first run of ssl-predict: compiling its numba code once "
+                       "(up to a minute; later runs load it from the cache)"], r.stderr
+
+
 def test_compile_ahead_help_and_a_bad_option():
     r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", "--help"], capture_output=True,
                        text=True)
