@@ -173,6 +173,8 @@ def limit_threads(threads: int | None) -> None:
     """Run this process's numba loops on at most ``threads`` threads (a ``-j`` worker's share
     of the CPUs). None: in a Dask worker, the worker's CPUs divided among its task threads;
     elsewhere unchanged."""
+    if getattr(_hosted, "on", False):
+        return
     if threads is None:
         threads = _dask_share()
         if threads is None:
@@ -185,6 +187,22 @@ def limit_threads(threads: int | None) -> None:
         os.environ["NUMBA_NUM_THREADS"] = str(threads)
         return
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+
+
+_hosted = threading.local()
+
+
+@contextlib.contextmanager
+def hosted():
+    """Inside the block a task meant for a worker process runs in this one as it is:
+    :func:`limit_threads` leaves this process's threads alone (the command line runs the
+    first tasks of a ``-j`` run itself while they are few and short)."""
+    old = getattr(_hosted, "on", False)
+    _hosted.on = True
+    try:
+        yield
+    finally:
+        _hosted.on = old
 
 
 def _dask_share() -> int | None:

@@ -277,7 +277,8 @@ def test_interrupting_parallel_workers_gives_one_line(tmp):
         out = tmp / "p"
         out.write_text("old\n")
         p = subprocess.Popen([BIN / "ssl-predict", "-q", "-j", "2", "--chunk-mb", "1", test, m,
-                              out], stderr=subprocess.PIPE, text=True, start_new_session=True)
+                              out], stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env={**os.environ, "SSL_SVM_SERIAL_SECONDS": "0"})  # workers now
         time.sleep(delay)
         os.killpg(p.pid, signal.SIGINT)
         err = p.communicate()[1]
