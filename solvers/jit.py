@@ -195,7 +195,8 @@ class PackageCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheL
 
     @classmethod
     def from_function(cls, py_func, py_file):
-        if numba.config.CACHE_DIR or not os.path.abspath(py_file).startswith(PACKAGE_DIR):
+        if numba.config.CACHE_DIR or not os.path.abspath(py_file).startswith(
+                PACKAGE_DIR + os.sep):
             return None  # NUMBA_CACHE_DIR, or not ours: numba's own rules
         if not os.path.exists(py_file) or _writable_dir(
                 os.path.join(os.path.dirname(py_file), "__pycache__")):

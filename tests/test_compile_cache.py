@@ -207,3 +207,25 @@ def test_compile_ahead_in_a_shared_install_serves_users_who_cannot_write_there(
         p = _as_user(site, tmp / "home", tmp / "ro_tmp", *predict, "-q", "--values", "big.svm",
                      f"{name}.model", "out", cwd=tmp / "work")
         assert p.returncode == 0 and "numba" not in p.stderr, (name, p.stderr)
+
+
+def test_the_locator_takes_only_the_packages_own_files(tmp, monkeypatch):
+    """Another package's numba functions keep numba's rules, even in a folder whose name
+    starts like the package's (ssl_svm2/ beside ssl_svm/)."""
+    from ssl_svm.solvers import jit
+
+    monkeypatch.setattr(jit.numba.config, "CACHE_DIR", "")
+    for name in ("ssl_svm", "ssl_svm2"):
+        (tmp / name).mkdir()
+        (tmp / name / "m.py").write_text("def f():\n    return 1\n")
+    monkeypatch.setattr(jit, "PACKAGE_DIR", str(tmp / "ssl_svm"))
+    monkeypatch.setattr(jit, "_writable_dir", lambda path: False)  # both read-only installs
+    monkeypatch.setattr(jit, "user_cache_dir", lambda: str(tmp / "cache"))
+
+    def f():
+        return 1
+
+    assert jit.PackageCacheLocator.from_function(f, str(tmp / "ssl_svm2" / "m.py")) is None
+    ours = jit.PackageCacheLocator.from_function(f, str(tmp / "ssl_svm" / "m.py"))
+    assert isinstance(ours, jit.PackageCacheLocator) and not ours.read_only
+    assert ours.get_cache_path().startswith(str(tmp / "cache" / "ssl_svm_"))
