@@ -193,16 +193,21 @@ _hosted = threading.local()
 
 
 @contextlib.contextmanager
+def _flag_set(local: threading.local, name: str):
+    """Inside the block, this thread's flag ``local.name`` is True; put back afterwards."""
+    old = getattr(local, name, False)
+    setattr(local, name, True)
+    try:
+        yield
+    finally:
+        setattr(local, name, old)
+
+
 def hosted():
     """Inside the block a task meant for a worker process runs in this one as it is:
     :func:`limit_threads` leaves this process's threads alone (the command line runs the
     first tasks of a ``-j`` run itself while they are few and short)."""
-    old = getattr(_hosted, "on", False)
-    _hosted.on = True
-    try:
-        yield
-    finally:
-        _hosted.on = old
+    return _flag_set(_hosted, "on")
 
 
 def _dask_share() -> int | None:
@@ -224,19 +229,13 @@ def _dask_share() -> int | None:
 _history = threading.local()
 
 
-@contextlib.contextmanager
 def history_free():
     """Inside the block, a fit's path (numpy start or not, :class:`solvers.linear.Routines`)
     follows from its own data alone, not from whether numba already runs in the process. The
     commands skip the numpy start once numba runs (a command's inputs decide that, so the same
     command still gives the same bytes); the library must give the same result whatever its
     host ran before."""
-    old = getattr(_history, "free", False)
-    _history.free = True
-    try:
-        yield
-    finally:
-        _history.free = old
+    return _flag_set(_history, "free")
 
 
 def numba_started_before() -> bool:
