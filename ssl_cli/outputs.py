@@ -15,9 +15,10 @@ OUTPUT):
   reported like any other.
 - A failed run removes its temporary files and leaves every existing file as it was. A run
   killed outright (SIGKILL, a batch system's time limit) cannot: its temporary files are named
-  ``.tmp-PID@HOST-NAME-XXXXXXXX`` (the writing process, the target's file name), and the next
-  run writing NAME in that folder removes those whose process is gone from this host
-  (:func:`remove_stale_temporaries`), never a running one's nor another host's.
+  ``.tmp-PID@HOST-NAME-`` plus mkstemp's random letters (the writing process, the target's
+  file name), and the next run writing NAME in that folder removes those whose process is
+  gone from this host (:func:`remove_stale_temporaries`), never a running one's nor another
+  host's.
 """
 
 from __future__ import annotations
