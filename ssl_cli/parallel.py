@@ -110,9 +110,12 @@ class Runner:
 
         if self.client is None:
             _children_without_sigint()
-            with joblib.Parallel(n_jobs=self.workers, pre_dispatch="2*n_jobs",
-                                 batch_size=batch_size) as par:
-                yield par
+            # each worker, before its first task, asks to end with this process
+            with joblib.parallel_config(backend="loky", initializer=die_with_parent,
+                                        initargs=(os.getpid(),)):
+                with joblib.Parallel(n_jobs=self.workers, pre_dispatch="2*n_jobs",
+                                     batch_size=batch_size) as par:
+                    yield par
             return
         with joblib.parallel_config(backend="dask", scatter=self.scatter or None,
                                     wait_for_workers_timeout=60):
@@ -221,15 +224,7 @@ PR_SET_PDEATHSIG = 1
 
 
 class InWorker:
-    """A task function as run by a local worker process, which ends with its parent and says
-    when it compiles.
-
-    A batch system kills a job past its limit with SIGKILL: the parent cannot stop its loky
-    workers, which would go on with their tasks (and their resource trackers with them) for
-    minutes. On its first task a worker asks Linux for SIGKILL when the thread that started it
-    ends (prctl PR_SET_PDEATHSIG; loky starts workers from the thread that submits the first
-    tasks or from its executor's management thread, both of which live as long as the
-    workers are wanted), and ends at once if its parent is already gone."""
+    """A task function as run by a local worker process, which says when it compiles."""
 
     def __init__(self, fn, parent: int, notice: tuple[str, str, str] | None = None):
         """``notice``: (the command's name, the solver the compile notice names, a folder of
@@ -240,7 +235,6 @@ class InWorker:
 
     def __call__(self, *args):
         if os.getpid() != self.parent:
-            _die_with_parent(self.parent)
             if self.notice is not None:
                 _say_compiles_once(*self.notice)
         return self.fn(*args)
@@ -268,14 +262,16 @@ def _say_compiles_once(prog: str, label: str, folder: str) -> None:
     runtime.notice_hook = say
 
 
-_WATCHED = False
+def die_with_parent(parent: int) -> None:
+    """A local worker's initializer: it ends when its parent does.
 
-
-def _die_with_parent(parent: int) -> None:
-    global _WATCHED
-    if _WATCHED:
-        return
-    _WATCHED = True
+    A batch system kills a job past its limit with SIGKILL: the parent cannot stop its loky
+    workers, which would go on with their tasks (and their resource trackers with them) for
+    minutes, or, still starting, wait for tasks until loky's idle timeout. Before any task a
+    worker asks Linux for SIGKILL when the thread that started it ends (prctl
+    PR_SET_PDEATHSIG; loky starts workers from the thread that submits the first tasks or
+    from its executor's management thread, both of which live as long as the workers are
+    wanted), and ends at once if its parent is already gone (killed while it started)."""
     if sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)

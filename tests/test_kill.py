@@ -37,9 +37,9 @@ def _alive(pid):
         return False
 
 
-def _kill_when_busy(cmd, cwd, workers=2, timeout=60):
-    """Start ``cmd``, wait until it runs ``workers`` loky workers, SIGKILL it; returns the pids
-    of its children at that moment."""
+def _kill_when_busy(cmd, cwd, workers=2, timeout=60, settle=0.5):
+    """Start ``cmd``, wait until it runs ``workers`` loky workers and ``settle`` seconds more,
+    SIGKILL it; returns the pids of its children at that moment."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          env={**os.environ, "SSL_SVM_SERIAL_SECONDS": "0"})  # workers at once
     t0 = time.time()
@@ -48,7 +48,7 @@ def _kill_when_busy(cmd, cwd, workers=2, timeout=60):
         kids = _children(p.pid)
         busy = [k for k in kids if "popen_loky_posix" in _cmdline(k)]
         if len(busy) >= workers:
-            time.sleep(0.5)  # into their tasks
+            time.sleep(settle)  # into their tasks
             kids = _children(p.pid)
             break
         time.sleep(0.05)
@@ -104,6 +104,15 @@ def test_a_killed_tune_leaves_no_worker(busy, tmp):
     big.write_text((SAMPLES / "pcmac.train").read_text() * 4)
     kids = _kill_when_busy([str(BIN / "ssl-tune"), "-q", "-a", "lapsvm", "-j", "2", "-G",
                             "gamma_a=1e-6:1:x10", str(big)], tmp)
+    assert _gone_within(kids, 5) == []
+
+
+def test_a_tune_killed_while_its_workers_start_leaves_no_worker(busy, tmp):
+    """Killed while its workers still import numpy: they end before ever taking a task."""
+    big = tmp / "train.svm"
+    big.write_text((SAMPLES / "pcmac.train").read_text() * 4)
+    kids = _kill_when_busy([str(BIN / "ssl-tune"), "-q", "-a", "lapsvm", "-j", "2", "-G",
+                            "gamma_a=1e-6:1:x10", str(big)], tmp, settle=0.0)
     assert _gone_within(kids, 5) == []
 
 
