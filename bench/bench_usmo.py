@@ -38,6 +38,7 @@ import usmo_protocol as UP  # noqa: E402
 
 from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
 from ssl_svm.solvers import kernels, usmo  # noqa: E402
+from ssl_svm.solvers import prior as prior_  # noqa: E402
 from ssl_svm.solvers.kernels import KernelSpec  # noqa: E402
 
 SCALING_SETS = ("bank-marketing", "shuttle", "mnist", "a9a")
@@ -204,7 +205,8 @@ def table3(prior_from: str = "all", positive: str = "plus", scalings=("01", "raw
 
 
 def prior(draws: int = 10) -> None:
-    """--prior auto (usmo.estimate_prior) per set and draw, PU scores and supervised scores."""
+    """--prior auto (solvers/prior.py) per set and draw, PU scores and supervised scores (an
+    oracle); bench_prior.py compares it with other estimators."""
     for label, oracle in (("PU scores (--prior auto)", False),
                           ("supervised scores (oracle)", True)):
         print(f"\n{label}: estimate per draw 0..{draws - 1}")
@@ -217,7 +219,8 @@ def prior(draws: int = 10) -> None:
             for seed in range(draws):
                 yy = UP.pu_split(y, 0.2, seed)
                 true = float(np.mean(y[yy == 0] > 0))
-                e, _ = usmo.estimate_prior(X, yy, score_target=(y > 0) if oracle else None)
+                e = prior_.estimate_prior(X, yy, seed=seed,
+                                          score_target=(y > 0) if oracle else None).value
                 est.append(e)
                 hits[seed] += abs(e - true) <= 0.05
             e = np.array(est)

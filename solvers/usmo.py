@@ -37,6 +37,7 @@ from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, LinearFunctions, Model
 from ssl_svm.solvers.params import SOLVER_PARAMS, parse_prior
+from ssl_svm.solvers.prior import WIDE, PriorEstimate, estimate_prior
 
 log = logging.getLogger("ssl.solver.usmo")
 
@@ -507,135 +508,31 @@ def _dual(sig, g, h, c1, c2, spp) -> float:
     return quad + float(np.sum(np.maximum(-sig, sig - c2)))
 
 
-# --------------------------------------------------------------------------- class prior
-
-class _Standardised:
-    """The rows of (X − 1μᵀ)·diag(1/σ) (columns to mean 0 and standard deviation 1, σ = 0
-    taken as 1) for a sparse X, as an operator: ``A @ w``, ``A.T @ r``, ``A[rows]``."""
-
-    def __init__(self, X, mean, inv):
-        self.X, self.mean, self.inv = X, mean, inv
-        self.shape = X.shape
-
-    @classmethod
-    def of(cls, X):
-        n = X.shape[0]
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean * mean
-        std = np.sqrt(np.maximum(var, 0.0))
-        std[std == 0] = 1.0
-        return cls(X, mean, 1.0 / std) if n else cls(X, mean, np.ones_like(mean))
-
-    def __matmul__(self, w):
-        v = w * self.inv
-        return self.X @ v - float(self.mean @ v)
-
-    def __getitem__(self, rows):
-        return _Standardised(self.X[rows], self.mean, self.inv)
-
-    @property
-    def T(self):
-        outer = self
-
-        class _Transposed:
-            def __matmul__(self, r):
-                return outer.inv * (outer.X.T @ r - outer.mean * float(np.sum(r)))
-
-        return _Transposed()
-
-
-def _logistic_fit(A, s, reg):
-    """(w, b) of an L2-penalised logistic regression of s ∈ {0, 1} on the rows of dense A:
-    minimises Σ log(1 + exp(∓(Aw + b))) + ½·reg·m·‖w‖² (m rows, b unpenalised)."""
-    import scipy.optimize
-
-    m = float(s.size)
-
-    def loss(wb):
-        w, b = wb[:-1], wb[-1]
-        z = A @ w + b
-        L = float(np.sum(s * np.logaddexp(0, -z) + (1 - s) * np.logaddexp(0, z)))
-        r = -s * np.exp(-np.logaddexp(0, z)) + (1 - s) * np.exp(-np.logaddexp(0, -z))
-        return L + 0.5 * reg * m * float(w @ w), np.concatenate([A.T @ r + reg * m * w,
-                                                                [r.sum()]])
-
-    res = scipy.optimize.minimize(loss, np.zeros(A.shape[1] + 1), jac=True,
-                                  method="L-BFGS-B", options={"maxiter": 500})
-    return res.x[:-1], res.x[-1]
-
-
-def estimate_prior(X, y, repeats: int | None = None, seed: int = 0, min_fraction: float = 0.4,
-                   reg: float = 1e-2, score_target: np.ndarray | None = None
-                   ) -> tuple[float, float]:
-    """Estimate of the positive fraction π of the unlabeled rows (mixture proportion).
-
-    If the labeled positives are a random sample of the positives, the unlabeled rows follow
-    π·(positives) + (1 − π)·(negatives), so for any score s and threshold t
-    π ≤ U(s ≥ t) / P(s ≥ t) (fractions of unlabeled and labeled-positive rows at or above t),
-    with equality where no negative scores that high (Blanchard, Lee & Scott 2010; Scott 2015).
-    Scores: an L2-penalised logistic regression (``reg`` per row, features standardised) of
-    labeled positives against unlabeled rows, trained on one half of the rows and applied to
-    the other. For each half the ratio is taken at the thresholds passed by q = 40 %, 45 %, …,
-    100 % of its labeled positives; the curves of ``repeats`` random halvings (both halves
-    each; default 20, fewer above 2,000 rows) are averaged, and the estimate is the minimum of
-    the averaged curve over q ≥ ``min_fraction``, clipped to [0.001, 0.999]. Averaging before
-    the minimum keeps the minimum from chasing noise in the few top-scoring positives of a
-    small labeled set. Returns (π, q at the minimum).
-
-    ``score_target`` (0/1 per row) replaces the labeled-positive indicator as the target of
-    the logistic regression only; the ratios still count labeled positives and unlabeled
-    rows. bench_usmo.py passes the true classes there to measure how close this ratio rule
-    comes when the scores separate the classes as well as a supervised fit can (an oracle).
-    """
-    X = sp.csr_matrix(X)
-    n = y.size
-    s = (y > 0).astype(np.float64)
-    if repeats is None:
-        repeats = int(min(20, max(2, math.ceil(40_000 / max(n, 1)))))
-    if X.nnz > 0.1 * X.shape[0] * X.shape[1]:
-        A = X.toarray()
-        mean, std = A.mean(axis=0), A.std(axis=0)
-        std[std == 0] = 1.0
-        A = (A - mean) / std
-    elif X.shape[0] * X.shape[1] <= 5_000_000:
-        # the same standardised rows, never formed: the sparse rows' products cost their
-        # stored values, not rows × features (500 pcmac rows: 27,000 against 3.75 million)
-        A = _Standardised.of(X)
-    else:  # large sparse text: scale columns only, keep sparsity
-        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
-        A = X @ sp.diags(1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)))
-    target = s if score_target is None else (np.asarray(score_target) > 0).astype(np.float64)
-    qs = np.round(np.arange(min_fraction, 1.0 + 1e-9, 0.05), 10)
-    curve = np.zeros(qs.size)
-    rng = np.random.default_rng(seed)
-    halves = 0
-    for _ in range(repeats):
-        half = rng.permutation(n) % 2
-        for k in (0, 1):
-            tr, te = half != k, half == k
-            if s[tr].sum() < 1 or s[te].sum() < 1 or (s[te] == 0).sum() < 1:
-                continue
-            w, b = _logistic_fit(A[tr], target[tr], reg)
-            sc = A[te] @ w + b
-            sp_ = np.sort(sc[s[te] > 0])
-            su = np.sort(sc[s[te] == 0])
-            # the threshold passed by the top ⌈q·p⌉ positives (ties may pass more)
-            k_at = np.clip(np.ceil(qs * sp_.size).astype(np.int64), 1, sp_.size)
-            t = sp_[sp_.size - k_at]
-            frac_p = (sp_.size - np.searchsorted(sp_, t, side="left")) / sp_.size
-            frac_u = (su.size - np.searchsorted(su, t, side="left")) / su.size
-            curve += frac_u / frac_p
-            halves += 1
-            progress.beat(log, "usmo: prior estimate, %d of %d fits", halves, 2 * repeats)
-    if halves == 0:
-        raise ProblemError("--prior auto needs at least two labeled positives and some "
-                           "unlabeled rows; give --prior")
-    curve /= halves
-    i = int(np.argmin(curve))
-    return float(min(max(curve[i], 0.001), 0.999)), float(qs[i])
-
-
 # --------------------------------------------------------------------------- registry glue
+
+def estimate_and_report_prior(X, y) -> PriorEstimate:
+    """--prior auto: :func:`solvers.prior.estimate_prior`, its figures logged, a warning when
+    its interval is too wide to trust."""
+    t0 = time.perf_counter()
+    log.info("usmo: estimating the class prior π (--prior auto: cross-fitted logistic scores "
+             "of the %d rows)", y.size)
+    e = estimate_prior(X, y)
+    log.info("usmo: estimated prior π = %s: mixture proportion (Scott 2015) from %s scores "
+             "(held-out AUC %.2f) at the top %.0f %% of the labeled positives, %d fits, %.2f s",
+             e.text(), e.scorer, e.auc, 100 * e.at, e.fits, time.perf_counter() - t0)
+    if e.unseparated:
+        log.warning("the class prior estimate %.2f is an upper bound only: the scores hardly "
+                    "separate the labeled positives from the unlabeled rows (held-out AUC "
+                    "%.2f), so either nearly every unlabeled row is positive or the features "
+                    "do not tell the classes apart; give --prior if you know it", e.value,
+                    e.auc)
+    elif e.too_wide:
+        log.warning("the class prior's %.0f %% interval %.2f–%.2f is wider than %.1f: the "
+                    "estimate is uncertain; give --prior if you know it, or label more "
+                    "positives (or try the interval's values: ssl-tune -a usmo -G prior=auto)",
+                    100 * e.level, e.low, e.high, WIDE)
+    return e
+
 
 PARAMS = SOLVER_PARAMS["usmo"]
 
@@ -655,16 +552,10 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     if cost is not None and np.any(np.asarray(cost) != 1.0):
         log.warning("usmo does not use per-row cost: factors; they are ignored")
     prior = parse_prior(params["prior"])
-    how = 0.0  # 0 = given, 1 = estimated
+    estimate = None
     if prior is None:
-        te = time.perf_counter()
-        log.info("usmo: estimating the class prior π (--prior auto: logistic fits on random "
-                 "halves of the %d rows)", y.size)
-        prior, at = estimate_prior(X, y)
-        how = 1.0
-        log.info("usmo: estimated prior π = %.4f (mixture proportion, Scott 2015; minimum at "
-                 "the top %.0f %% of the labeled positives; %.2f s)", prior, 100 * at,
-                 time.perf_counter() - te)
+        estimate = estimate_and_report_prior(X, y)
+        prior = estimate.value
     gamma, chosen = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
     if chosen != "given" and params["kernel"] != "linear":
         log.info("usmo: kernel γ = %.6g (%s)", gamma, chosen)
@@ -692,7 +583,9 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
         function = KernelExpansion(spec, rows, coef, np.array([r.beta]))
     model = Model("usmo", [1, -1], X.shape[1], function,
                   params={p.name: params[p.name] for p in PARAMS})
-    model.stats = {"prior": [prior], "prior_estimated": [how], "objective": [r.objective],
+    low, high = (prior, prior) if estimate is None else (estimate.low, estimate.high)
+    model.stats = {"prior": [prior], "prior_estimated": [float(estimate is not None)],
+                   "prior_low": [low], "prior_high": [high], "objective": [r.objective],
                    "iterations": [r.iterations], "max_violation": [r.violation],
                    "n_positive": [int(P.size)], "n_unlabeled": [int(U.size)],
                    "train_time": [time.perf_counter() - t0]}

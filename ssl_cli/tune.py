@@ -44,7 +44,7 @@ from ssl_svm.solvers.tuning import (
     run_group,
     score,
 )
-from ssl_svm.training import restore_labels
+from ssl_svm.training import prior_sweep, restore_labels
 
 PROG = "ssl-tune"
 RESUME_MAGIC = "# ssl-tune resume 1"
@@ -53,7 +53,9 @@ EPILOG = """\b
 Grid (-G NAME=VALUES, repeatable): NAME is a parameter of the chosen algorithm (its canonical
 name, as in model files: lambda, lambda_u, gamma, gamma_a, gamma_i, ...); VALUES is a
 comma-separated list of values and ranges START:STOP:xFACTOR (geometric) or START:STOP:+STEP
-(arithmetic), STOP included. The grid is the product of the -G axes.
+(arithmetic), STOP included. The grid is the product of the -G axes. For usmo, -G prior=auto
+estimates the class prior on all of TRAIN and tries it with 5 values evenly over its 90 %
+interval.
 
 \b
 Order and warm starts: points run coarse to fine (both ends of every axis first, then
@@ -77,6 +79,7 @@ Examples:
   ssl-tune -a tsvm -G lambda=1e-4:1e-1:x10 -G lambda_u=0.1,1,10 -j -1 --out best.model train.svm
   ssl-tune -a lapsvm -t rbf -G gamma_a=1e-6:1e-2:x10 -G gamma_i=0.01,1 train.svm val.svm
   ssl-tune -a usmo --prior 0.3 -G lambda=1e-4:1e-1:x10 pu.svm          # metric pu
+  ssl-tune -a usmo -G prior=auto -G lambda=1e-3,1e-2 pu.svm            # π over its interval
   ssl-tune -a svm -G lambda=1e-6:1:x10 --resume grid.txt train.svm      # rerun to resume
   ssl-tune -a svm -G lambda=1e-6:1:x10 --cluster tcp://scheduler:8786 train.svm
 
@@ -340,6 +343,9 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                     f"row{'s' if smallest != 1 else ''}, fewer than the {folds} folds "
                     f"(-v {folds}): {hint}, or score on a VALIDATION file", ctx)
 
+        if algo.positive_unlabeled and "prior" in dict(grid.axes):
+            grid.axes = [(n, prior_sweep(data, v) if n == "prior" else v)
+                         for n, v in grid.axes]
         problem = make_problem(algo.name, data.X, data.y, data.cost, params, run, folds, seed,
                                validation)
         warm = not no_warm_start and algo.warm_path in dict(grid.axes)

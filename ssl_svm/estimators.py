@@ -460,6 +460,15 @@ class PUClassifier(SSLClassifier):
     def _probability(self) -> bool:
         return False
 
+    def _set_fitted(self, model, classes, label_index) -> None:
+        """Also ``prior_``: the class prior π the fit used (given, or estimated with
+        ``prior='auto'``), and ``prior_interval_``: the estimate's 90 % bootstrap interval
+        (low, high) (both π when given)."""
+        super()._set_fitted(model, classes, label_index)
+        stats = model.stats
+        self.prior_ = float(stats["prior"][0])
+        self.prior_interval_ = (float(stats["prior_low"][0]), float(stats["prior_high"][0]))
+
     def score(self, X, y, sample_weight=None) -> float:
         """The PU metric of Lee & Liu (2003), recall² / P(ŷ = 1), larger is better: recall on
         the rows labeled positive in y (1), P(ŷ = 1) the predicted-positive share of all the

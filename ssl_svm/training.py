@@ -470,3 +470,31 @@ def check_lopsided(algo, m, F, y, codes: dict) -> None:
              "has cut off part of a class rather than separated the classes (the "
              "kernel, graph or weight of the unlabeled rows may not suit the data)",
              LopsidedWarning)
+
+
+PRIOR_SWEEP = 5  # values evenly over the class prior's interval for -G prior=auto
+
+
+def prior_sweep(data, values: list) -> list:
+    """The values of a ``prior`` grid axis with ``auto`` replaced by the class prior π
+    estimated on all the rows of ``data`` (+1 labeled positive, 0 unlabeled) and
+    ``PRIOR_SWEEP`` values evenly over its interval, each to 3 significant digits, sorted
+    after the values given before it; the estimate and the values logged."""
+    import numpy as np
+
+    from ssl_svm.solvers.prior import estimate_prior
+
+    if "auto" not in values:
+        return values
+    t0 = time.perf_counter()
+    e = estimate_prior(data.X, data.y)
+    swept = np.concatenate([[e.value], np.linspace(e.low, e.high, PRIOR_SWEEP)])
+    found = sorted({f"{v:.3g}" for v in swept}, key=float)
+    out = []
+    for v in values:
+        for w in (found if v == "auto" else [v]):
+            if w not in out:
+                out.append(w)
+    log.info("prior=auto: estimated π = %s on the %d rows (%.2f s); trying %s", e.text(),
+             data.y.size, time.perf_counter() - t0, ", ".join(found))
+    return out

@@ -1,0 +1,248 @@
+"""The class prior of PU data (``--prior auto``) against other estimators, side by side on the
+same draws; the interval's coverage; USMO's F-measure with the estimated, swept and true π;
+``--prior auto`` time against one fit on 100,000 sparse rows.
+
+    python bench/bench_prior.py [--draws 10] [--sets a,b]   # the 9 UCI sets (BENCHMARKS.md)
+    python bench/bench_prior.py speed [--rows 100000] [--features 5000]   # sparse rows
+
+The 9 UCI sets of the PU benchmark (usmo_protocol.py): raw features, 20 % of the positives
+labeled (draws 0..D−1), target = the positive fraction of the unlabeled rows. Methods:
+
+* ``auto``: ``--prior auto`` (solvers/prior.py), its 90 % bootstrap interval;
+* ``halves``: the rule --prior auto used before (linear scores of 20 random halvings, each
+  half's ratio curve averaged, minimum over q ≥ 40 %);
+* ``dedpul``: DEDPUL's estimate (Ivanov 2020) on the same cross-fitted linear scores: kernel
+  densities of the positive and unlabeled scores, their ratio made monotone, π = 1/(its 95th
+  percentile) ("dmin"), then its EM refinement ("em");
+* ``en``: Elkan & Noto's e1 on the same scores (pulearn's estimator);
+* ``km2``: KM2 (Ramaswamy, Scott & Tewari 2016) from the authors' code as DEDPUL's repository
+  carries it (KMPE.py), run by the Python in $KM2_PYTHON with $KM2_DIR on its path (cvxopt);
+  at most 800 unlabeled and 400 labeled rows per draw (its QP is O(n²)); skipped when unset.
+
+F-measure: USMO (linear, λ = 0.01, features min-max scaled to [0, 1]: on raw features the
+solver meets its iteration limit on several sets) on the unlabeled rows with the true π, the
+``auto`` estimate, and the π the sweep picks (``ssl-tune -G prior=auto``: 3 folds, the PU
+metric).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy.sparse as sp
+import usmo_protocol as UP  # noqa: I001 -- puts the repository on sys.path
+
+from ssl_svm.solvers import prior as PR
+from ssl_svm.solvers.registry import ALGORITHMS
+from ssl_svm.solvers.tuning import held_out_labels, make_problem, run_group, score
+from ssl_svm.training import PRIOR_SWEEP
+
+LAMBDA = 0.01
+KM2_PROGRAM = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import KMPE
+d = np.load(sys.argv[2])
+print(KMPE.wrapper(d["U"], d["P"], disp=False, KM_1=False, KM_2=True))
+"""
+
+
+def halves(X, y, repeats=20, seed=0):
+    """The rule --prior auto used before: linear scores of random halvings."""
+    s = (y > 0).astype(float)
+    A = PR.standardised_rows(sp.csr_matrix(X))
+    qs = np.round(np.arange(0.4, 1.0 + 1e-9, 0.05), 10)
+    rng = np.random.default_rng(seed)
+    curve, k = np.zeros(qs.size), 0
+    for _ in range(repeats):
+        half = rng.permutation(y.size) % 2
+        for h in (0, 1):
+            tr, te = half != h, half == h
+            if s[tr].sum() < 1 or s[te].sum() < 1:
+                continue
+            w, b = PR.logistic_fit(A[tr], s[tr], 1e-2)
+            sc = A[te] @ w + b
+            curve += PR.ratio_curve(np.sort(sc[s[te] > 0]), np.sort(sc[s[te] == 0]), qs)
+            k += 1
+    return float(np.clip((curve / k).min(), PR.FLOOR, PR.CEILING))
+
+
+def linear_scores(X, y, seed):
+    s = (y > 0).astype(float)
+    return PR.cross_fitted_scores(PR.standardised_rows(sp.csr_matrix(X)), s, s, 5, 1e-2,
+                                  np.random.default_rng(seed)), s
+
+
+def _kde(x, at):
+    bw = 1.06 * max(float(x.std()), 1e-12) * x.size ** -0.2  # Silverman
+    d = (at[:, None] - x[None, :]) / bw
+    return np.exp(-0.5 * d * d).sum(axis=1) / (x.size * bw * np.sqrt(2 * np.pi))
+
+
+def dedpul(sc, s):
+    """(dmin, em) of DEDPUL on held-out scores."""
+    from sklearn.isotonic import IsotonicRegression
+
+    p, u = sc[s == 1], sc[s == 0]
+    ratio = _kde(p, u) / np.maximum(_kde(u, u), 1e-300)
+    order = np.argsort(u)
+    mono = IsotonicRegression(increasing=True).fit_transform(u[order], ratio[order])
+    dmin = min(1.0, 1.0 / max(float(np.quantile(mono, 0.95, method="higher")), 1.0))
+    alpha = 0.0  # the negative share of the unlabeled rows
+    for _ in range(1000):
+        post = np.maximum(0.0, 1.0 - (1.0 - alpha) * mono)
+        if abs(post.mean() - alpha) < 1e-5 or post.min() > 0:
+            break
+        alpha = float(post.mean())
+    return float(np.clip(dmin, PR.FLOOR, PR.CEILING)), float(np.clip(1 - alpha, PR.FLOOR,
+                                                                     PR.CEILING))
+
+
+def elkan_noto(sc, s):
+    g = 1.0 / (1.0 + np.exp(-sc))
+    c = g[s == 1].mean()
+    return float(np.clip((g.sum() / c - s.sum()) / (s == 0).sum(), PR.FLOOR, PR.CEILING))
+
+
+def km2(X, y, seed):
+    python, folder = os.environ.get("KM2_PYTHON"), os.environ.get("KM2_DIR")
+    if not python or not folder:
+        return float("nan")
+    A = PR.standardised_rows(sp.csr_matrix(X))
+    A = A if isinstance(A, np.ndarray) else A.X.toarray()
+    rng = np.random.default_rng(seed)
+    P, U = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+    P = rng.choice(P, min(P.size, 400), replace=False)
+    U = rng.choice(U, min(U.size, 800), replace=False)
+    with tempfile.TemporaryDirectory() as d:
+        np.savez(os.path.join(d, "pu.npz"), P=A[P], U=A[U])
+        out = subprocess.run([python, "-c", KM2_PROGRAM, folder, os.path.join(d, "pu.npz")],
+                             capture_output=True, text=True, check=True)
+    return float(np.clip(float(out.stdout.split()[-1]), PR.FLOOR, PR.CEILING))
+
+
+def usmo_f(X, y, truth, prior):
+    fit = ALGORITHMS["usmo"].fit
+    params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
+    params.update({"lambda": LAMBDA, "prior": str(prior)})
+    m = fit(X, y, np.ones(y.size), params)
+    U = y == 0
+    pred = m.labels_from_values(m.decision_function(X[U]))
+    return 100.0 * UP.f_measure(pred, truth[U])
+
+
+def swept_prior(X, y, e, seed):
+    """The π of the -G prior=auto values that the PU metric prefers over 3 folds."""
+    values = sorted({f"{v:.3g}" for v in np.concatenate([[e.value], np.linspace(
+        e.low, e.high, PRIOR_SWEEP)])}, key=float)
+    params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
+    params["lambda"] = LAMBDA
+    problem = make_problem("usmo", sp.csr_matrix(X), y, np.ones(y.size), params, {}, 3, seed)
+    held = np.concatenate([held_out_labels(problem, f) for f in range(3)])
+    points = [(i, {"prior": v}) for i, v in enumerate(values)]
+    results = [run_group(problem, points, f, False) for f in range(3)]
+    scores = [score("pu", held, [results[f][i] for f in range(3)]) for i in range(len(values))]
+    return float(values[int(np.nanargmax(scores))])
+
+
+def uci(draws: int, sets) -> None:
+    methods = ("auto", "halves", "dmin", "em", "en", "km2")
+    print(f"draws 0..{draws - 1}; mean absolute error of π per set (mean estimate), the 90 % "
+          "interval's coverage and width, USMO F (%) with the true / estimated / swept π")
+    print("| set | p | true π | " + " | ".join(methods) + " | cover | width | F true | F auto "
+          "| F swept | s auto |")
+    print("|---|---|---|" + "---|" * (len(methods) + 7))
+    total = {m: [] for m in methods}
+    covered, cells, F = 0, 0, {"true": [], "auto": [], "swept": []}
+    for name in sets:
+        X, y = UP.load(name, "raw")
+        X01, _ = UP.load(name, "01")
+        err = {m: [] for m in methods}
+        est = {m: [] for m in methods}
+        cov, width, secs, f = 0, [], [], {k: [] for k in F}
+        for seed in range(draws):
+            yy = UP.pu_split(y, 0.2, seed)
+            true = float(np.mean(y[yy == 0] > 0))
+            t0 = time.perf_counter()
+            e = PR.estimate_prior(X, yy, seed=seed)
+            secs.append(time.perf_counter() - t0)
+            sc, s = linear_scores(X, yy, seed)
+            got = {"auto": e.value, "halves": halves(X, yy, seed=seed), "en": elkan_noto(sc, s),
+                   "km2": km2(X, yy, seed)}
+            got["dmin"], got["em"] = dedpul(sc, s)
+            for m in methods:
+                est[m].append(got[m])
+                err[m].append(abs(got[m] - true))
+            cov += e.low <= true <= e.high
+            width.append(e.width)
+            f["true"].append(usmo_f(X01, yy, y, true))
+            f["auto"].append(usmo_f(X01, yy, y, e.value))
+            f["swept"].append(usmo_f(X01, yy, y, swept_prior(X01, yy, e, seed)))
+        for m in methods:
+            total[m].append(float(np.mean(err[m])))
+        covered += cov
+        cells += draws
+        for k in F:
+            F[k].append(float(np.mean(f[k])))
+        print(f"| {name} | {int(yy.sum())} | {true:.2f} | " + " | ".join(
+            f"{np.mean(err[m]):.3f} ({np.mean(est[m]):.2f})" for m in methods) +
+            f" | {cov}/{draws} | {np.mean(width):.2f} | {np.mean(f['true']):.1f} | "
+            f"{np.mean(f['auto']):.1f} | {np.mean(f['swept']):.1f} | {np.median(secs):.2f} |",
+            flush=True)
+    print("| **mean** | | | " + " | ".join(f"**{np.mean(total[m]):.3f}**" for m in methods) +
+          f" | **{covered}/{cells}** | | **{np.mean(F['true']):.1f}** | "
+          f"**{np.mean(F['auto']):.1f}** | **{np.mean(F['swept']):.1f}** | |")
+    print(json.dumps({"mae": {m: float(np.mean(v)) for m, v in total.items()},
+                      "coverage": covered / cells,
+                      "F": {k: float(np.mean(v)) for k, v in F.items()}}))
+
+
+def speed(rows: int, features: int) -> None:
+    """--prior auto against one fit with the prior given, linear kernel, sparse rows (50
+    values a row; classes from a sparse hyperplane, 5 % flipped: bench_svm.synthetic)."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from bench_svm import synthetic
+
+    X, y = synthetic(rows, d=features, nnz=50, seed=0)
+    rng = np.random.default_rng(0)
+    pos = np.flatnonzero(y > 0)
+    yy = np.zeros(rows)
+    yy[rng.choice(pos, pos.size // 5, replace=False)] = 1.0
+    true = float(np.mean(y[yy == 0] > 0))
+    params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
+    params.update({"lambda": 1e-2, "prior": f"{true:.4f}"})
+    t0 = time.perf_counter()
+    ALGORITHMS["usmo"].fit(X, yy, np.ones(rows), params)
+    fit = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    e = PR.estimate_prior(X, yy)
+    est = time.perf_counter() - t0
+    print(f"{rows} rows, {X.nnz} stored values: one usmo fit {fit:.2f} s; --prior auto "
+          f"{est:.2f} s ({est / fit:.2f}× the fit, {e.fits} fits); true π {true:.3f}, "
+          f"estimate {e.text()}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", nargs="?", choices=("uci", "speed"), default="uci")
+    ap.add_argument("--draws", type=int, default=10)
+    ap.add_argument("--sets", default=",".join(UP.PRIOR_SETS))
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--features", type=int, default=5_000)
+    a = ap.parse_args(argv)
+    if a.what == "speed":
+        speed(a.rows, a.features)
+    else:
+        uci(a.draws, a.sets.split(","))
+
+
+if __name__ == "__main__":
+    main()

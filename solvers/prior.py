@@ -1,0 +1,311 @@
+"""The class prior of positive–unlabeled data: π, the positive fraction of the unlabeled rows
+(mixture proportion estimation), with a bootstrap interval.
+
+If the labeled positives are a random sample of the positives, the unlabeled rows follow
+π·(positives) + (1 − π)·(negatives), so for any score s and threshold t
+
+    π ≤ U(s ≥ t) / P(s ≥ t)
+
+(U, P: the fractions of unlabeled and labeled-positive rows scoring at least t), with equality
+where no negative scores that high (Blanchard, Lee & Scott 2010; Scott 2015). The bound holds for
+every score, so the estimate is the smallest ratio over thresholds and over scorers.
+
+Scores: cross-fitted L2-penalised logistic regressions of labeled positives against unlabeled
+rows (each row scored by the fit that did not see it; K stratified folds, several random
+foldings averaged), on the standardised features ("linear") and, for densely stored data of
+moderate size, on Nyström RBF features of them ("rbf"). Per scorer, the ratio is taken at the
+thresholds passed by q = 40 %, 45 %, …, 100 % of the labeled positives and averaged over the
+foldings before its minimum is taken: a minimum over few top-scoring positives would chase
+their noise. The interval resamples the labeled positives and the unlabeled rows (bootstrap,
+the held-out scores kept) and takes the percentiles of the estimates.
+
+Measured on the 9 UCI sets of the PU benchmark (bench/bench_usmo.py prior, 20 % of the
+positives labeled): see BENCHMARKS.md. Where the classes overlap (no region where only
+positives lie) the bound is not reached and every such estimate is biased upward.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ssl_svm.solvers import progress
+from ssl_svm.solvers.errors import ProblemError
+
+log = logging.getLogger("ssl.solver.usmo")
+
+Q_FROM = 0.4  # the smallest share of the labeled positives a threshold passes
+Q_STEP = 0.05
+LEVEL = 0.90  # the interval's coverage
+WIDE = 0.2  # an interval wider than this is reported as too wide to trust
+# held-out AUC of labeled positives against unlabeled rows below this: the scores hardly
+# separate them (AUC = 1 − π/2 for a perfect score, so also when π is near 1)
+SEPARATION = 0.6
+FLOOR, CEILING = 0.001, 0.999
+NYSTROEM = 300  # landmarks of the RBF scorer
+RBF_MAX_ROWS = 50_000  # n × NYSTROEM dense features: 120 MB at this size
+
+
+@dataclass(frozen=True)
+class PriorEstimate:
+    """π and its ``level`` bootstrap interval [low, high]; ``at``: the share of the labeled
+    positives above the threshold where the ratio is smallest; ``scorer``: the scorer that
+    gave it ("linear" or "rbf"); ``fits``: logistic fits made; ``auc``: that scorer's held-out
+    area under the ROC curve of labeled positives against unlabeled rows (averaged over the
+    foldings)."""
+
+    value: float
+    low: float
+    high: float
+    at: float
+    scorer: str
+    fits: int
+    auc: float
+    level: float = LEVEL
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    @property
+    def too_wide(self) -> bool:
+        return self.width > WIDE
+
+    @property
+    def unseparated(self) -> bool:
+        """The scores hardly tell labeled positives from unlabeled rows: the ratio then stays
+        near 1 whatever π is (unless nearly every unlabeled row is positive)."""
+        return self.auc < SEPARATION
+
+    def text(self) -> str:
+        """'0.4123 (90 % interval 0.35–0.47)'."""
+        return (f"{self.value:.4f} ({100 * self.level:.0f} % interval {self.low:.2f}–"
+                f"{self.high:.2f})")
+
+
+class Standardised:
+    """The rows of (X − 1μᵀ)·diag(1/σ) (columns to mean 0 and standard deviation 1, σ = 0
+    taken as 1) for a sparse X, as an operator: ``A @ w``, ``A.T @ r``, ``A[rows]``: the
+    products cost X's stored values, not rows × features."""
+
+    def __init__(self, X, mean, inv):
+        self.X, self.mean, self.inv = X, mean, inv
+        self.shape = X.shape
+
+    @classmethod
+    def of(cls, X):
+        n = X.shape[0]
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean * mean
+        std = np.sqrt(np.maximum(var, 0.0))
+        std[std == 0] = 1.0
+        return cls(X, mean, 1.0 / std) if n else cls(X, mean, np.ones_like(mean))
+
+    def __matmul__(self, w):
+        v = w * self.inv
+        return self.X @ v - float(self.mean @ v)
+
+    def __getitem__(self, rows):
+        return Standardised(self.X[rows], self.mean, self.inv)
+
+    @property
+    def T(self):
+        outer = self
+
+        class _Transposed:
+            def __matmul__(self, r):
+                return outer.inv * (outer.X.T @ r - outer.mean * float(np.sum(r)))
+
+        return _Transposed()
+
+
+def logistic_fit(A, s, reg):
+    """(w, b) of an L2-penalised logistic regression of s ∈ {0, 1} on the rows of A (an array,
+    a sparse matrix or :class:`Standardised`): minimises Σ log(1 + exp(∓(Aw + b))) +
+    ½·reg·m·‖w‖² (m rows, b unpenalised), by L-BFGS."""
+    import scipy.optimize
+
+    m = float(s.size)
+
+    def loss(wb):
+        w, b = wb[:-1], wb[-1]
+        z = A @ w + b
+        L = float(np.sum(s * np.logaddexp(0, -z) + (1 - s) * np.logaddexp(0, z)))
+        r = -s * np.exp(-np.logaddexp(0, z)) + (1 - s) * np.exp(-np.logaddexp(0, -z))
+        return L + 0.5 * reg * m * float(w @ w), np.concatenate([A.T @ r + reg * m * w,
+                                                                [r.sum()]])
+
+    res = scipy.optimize.minimize(loss, np.zeros(A.shape[1] + 1), jac=True,
+                                  method="L-BFGS-B", options={"maxiter": 500})
+    return res.x[:-1], res.x[-1]
+
+
+def standardised_rows(X):
+    """X with columns to mean 0 and standard deviation 1: a dense array where X is densely
+    stored, a :class:`Standardised` operator where that fits, else X with its columns scaled
+    to unit root mean square (large sparse text: centring would fill it in)."""
+    if X.nnz > 0.1 * X.shape[0] * X.shape[1]:
+        A = X.toarray()
+        mean, std = A.mean(axis=0), A.std(axis=0)
+        std[std == 0] = 1.0
+        return (A - mean) / std
+    if X.shape[0] * X.shape[1] <= 5_000_000:
+        return Standardised.of(X)
+    sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+    return X @ sp.diags(1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)))
+
+
+def nystroem_features(A, m, rng):
+    """Rows F with F Fᵀ ≈ K, K the RBF kernel exp(−γ‖a − a′‖²) of the dense rows A, from m
+    random landmark rows (Williams & Seeger 2001): F = K(A, L)·V·diag(λ)^−½ over the positive
+    eigenpairs of K(L, L); γ = 1/median of the landmarks' squared distances. Columns
+    standardised."""
+    L = A[rng.choice(A.shape[0], size=min(m, A.shape[0]), replace=False)]
+    sq = np.einsum("ij,ij->i", L, L)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (L @ L.T), 0.0)
+    off = d2[np.triu_indices(L.shape[0], 1)]
+    med = float(np.median(off)) if off.size else 1.0
+    gamma = 1.0 / med if med > 0 else 1.0
+    lam, V = np.linalg.eigh(np.exp(-gamma * d2))
+    keep = lam > 1e-10 * max(float(lam[-1]), 1e-300)
+    P = V[:, keep] / np.sqrt(lam[keep])
+    sa = np.einsum("ij,ij->i", A, A)
+    F = np.exp(-gamma * np.maximum(sa[:, None] + sq[None, :] - 2.0 * (A @ L.T), 0.0)) @ P
+    F -= F.mean(axis=0)
+    std = F.std(axis=0)
+    F /= np.where(std > 0, std, 1.0)
+    return F
+
+
+def cross_fitted_scores(F, s, target, k, reg, rng, each_fit=None):
+    """Every row's score from the logistic fit (of ``target`` on the rows F, penalty ``reg``)
+    on the other k − 1 of k random folds (:func:`_folds` of the labeled-positive indicator
+    ``s``); ``each_fit()`` is called after each fit."""
+    fold = _folds(s, k, rng)
+    sc = np.empty(s.size)
+    for j in range(k):
+        tr, te = fold != j, fold == j
+        w, b = logistic_fit(F[tr], target[tr], reg)
+        sc[te] = F[te] @ w + b
+        if each_fit is not None:
+            each_fit()
+    return sc
+
+
+def _folds(s, k, rng):
+    """A fold number per row, the labeled positives and the unlabeled rows each spread evenly
+    over k folds in random order."""
+    f = np.empty(s.size, dtype=np.int64)
+    for lab in (0.0, 1.0):
+        idx = np.flatnonzero(s == lab)
+        f[rng.permutation(idx)] = np.arange(idx.size) % k
+    return f
+
+
+def ratio_curve(sp_, su, qs, cp=None, cu=None):
+    """U(s ≥ t_q)/P(s ≥ t_q) at the thresholds t_q passed by the top ⌈q·p⌉ labeled positives
+    (ties may pass more), for sorted positive scores ``sp_`` and unlabeled scores ``su``;
+    ``cp``/``cu``: counts per row (a bootstrap resample), default one each."""
+    cp = np.ones(sp_.size) if cp is None else cp
+    cu = np.ones(su.size) if cu is None else cu
+    tail_p = np.cumsum(cp[::-1])[::-1]  # count at or above each sorted position
+    tail_u = np.append(np.cumsum(cu[::-1])[::-1], 0.0)
+    total_p = tail_p[0]
+    need = np.clip(np.ceil(qs * total_p), 1, total_p)
+    # the last sorted position whose tail count still reaches the need: the q-threshold
+    pos = np.searchsorted(-tail_p, -need, side="right") - 1
+    t = sp_[pos]
+    first = np.searchsorted(sp_, t, side="left")
+    frac_p = tail_p[first] / total_p
+    frac_u = tail_u[np.searchsorted(su, t, side="left")] / tail_u[0]
+    return frac_u / frac_p
+
+
+def _repeats(n: int) -> int:
+    return int(min(2, max(1, math.ceil(20_000 / max(n, 1)))))
+
+
+def _k_folds(n: int) -> int:
+    # two folds on large data: the fits then cost about one fit on all rows (issue 35:
+    # --prior auto in time comparable to one usmo fit on 100,000 sparse rows)
+    return 5 if n <= 20_000 else 2
+
+
+def estimate_prior(X, y, seed: int = 0, repeats: int | None = None, folds: int | None = None,
+                   bootstrap: int = 200, level: float = LEVEL, scorers=("linear", "rbf"),
+                   score_target: np.ndarray | None = None) -> PriorEstimate:
+    """π of the PU rows ``y`` (+1 labeled positive, 0 unlabeled) of X; see the module
+    docstring. ``score_target`` (0/1 per row) replaces the labeled-positive indicator as the
+    target of the logistic fits only (the ratios still count labeled positives and unlabeled
+    rows): bench_usmo.py passes the true classes there, an oracle scorer. The RBF scorer
+    runs on densely stored data of at most RBF_MAX_ROWS rows."""
+    X = sp.csr_matrix(X)
+    n = y.size
+    s = (np.asarray(y) > 0).astype(np.float64)
+    p, nu = int(s.sum()), int(n - s.sum())
+    if p < 2 or nu < 1:
+        raise ProblemError("--prior auto needs at least two labeled positives and some "
+                           "unlabeled rows; give --prior")
+    target = s if score_target is None else (np.asarray(score_target) > 0).astype(np.float64)
+    repeats = _repeats(n) if repeats is None else repeats
+    k = min(_k_folds(n) if folds is None else folds, p)
+    rng = np.random.default_rng(seed)
+    A = standardised_rows(X)
+    spaces = [("linear", A, 1e-2)] if "linear" in scorers else []
+    if "rbf" in scorers and isinstance(A, np.ndarray) and n <= RBF_MAX_ROWS:
+        spaces.append(("rbf", nystroem_features(A, NYSTROEM, rng), 1e-1))
+    qs = np.round(np.arange(Q_FROM, 1.0 + 1e-9, Q_STEP), 10)
+    P, U = np.flatnonzero(s > 0), np.flatnonzero(s == 0)
+    # per scorer, per folding: the sort orders of the P and U scores and the sorted scores
+    runs: dict[str, list] = {}
+    fits, total = [0], len(spaces) * repeats * k
+
+    def count():
+        fits[0] += 1
+        progress.beat(log, "usmo: prior estimate, %d of %d fits", fits[0], total)
+
+    for name, F, reg in spaces:
+        runs[name] = []
+        for _ in range(repeats):
+            sc = cross_fitted_scores(F, s, target, k, reg, rng, count)
+            oP, oU = np.argsort(sc[P], kind="stable"), np.argsort(sc[U], kind="stable")
+            runs[name].append((oP, oU, sc[P][oP], sc[U][oU]))
+
+    def smallest(cp=None, cu=None):
+        """(the smallest averaged ratio, its q, its scorer); cp/cu: resample counts per
+        labeled positive and per unlabeled row."""
+        best = (np.inf, 0.0, "")
+        for name, folding in runs.items():
+            curve = np.mean([ratio_curve(a, b, qs, None if cp is None else cp[oP],
+                                         None if cu is None else cu[oU])
+                             for oP, oU, a, b in folding], axis=0)
+            i = int(np.argmin(curve))
+            if curve[i] < best[0]:
+                best = (float(curve[i]), float(qs[i]), name)
+        return best
+
+    value, at, scorer = smallest()
+    auc = float(np.mean([_auc(a, b) for _, _, a, b in runs[scorer]]))
+    draws = np.empty(bootstrap)
+    for b in range(bootstrap):
+        draws[b] = smallest(rng.multinomial(p, np.full(p, 1.0 / p)).astype(np.float64),
+                            rng.multinomial(nu, np.full(nu, 1.0 / nu)).astype(np.float64))[0]
+    tail = (1.0 - level) / 2.0
+    low, high = (np.quantile(draws, [tail, 1.0 - tail]) if bootstrap else (value, value))
+    return PriorEstimate(_clip(value), _clip(min(low, value)), _clip(max(high, value)), at,
+                         scorer, fits[0], auc, level)
+
+
+def _auc(sp_, su) -> float:
+    """P(a labeled positive outscores an unlabeled row), ties half, from sorted scores."""
+    below = np.searchsorted(su, sp_, side="left")
+    ties = np.searchsorted(su, sp_, side="right") - below
+    return float((below.sum() + 0.5 * ties.sum()) / (sp_.size * su.size))
+
+
+def _clip(v: float) -> float:
+    return float(min(max(v, FLOOR), CEILING))
