@@ -323,6 +323,7 @@ class Outputs:
             o.finish()
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
+            process.raise_pending()
             if process.owned:  # the outcome is decided once the renames start
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -100,10 +100,26 @@ def _at_a_safe_point(signum, frame) -> bool:
     (the process then crashes with SIGSEGV: 1 in 40 runs of ssl-train killed 0.5 s in, while
     reading) or half-made compiler objects. There the signal is sent again 20 ms later,
     until the handler runs in the package's or the standard library's code."""
+    global pending
     if _in_numba(frame):
+        pending = signum
         _redeliver(signum)
         return False
+    pending = None
     return True
+
+
+pending: int | None = None  # a signal put off by _at_a_safe_point and not yet acted on
+
+
+def raise_pending() -> None:
+    """Act now on a signal put off and not yet acted on: before the outcome of a run is
+    decided (:meth:`Outputs.commit`), so that an interrupt whose every redelivery fell inside
+    numba's code (a loaded machine, a run that ends soon after) is not lost."""
+    if pending == signal.SIGINT:
+        raise KeyboardInterrupt
+    if pending == signal.SIGTERM:
+        raise Terminated()
 
 
 def _terminate(signum, frame):
