@@ -42,7 +42,7 @@ import usmo_protocol as UP  # noqa: I001 -- puts the repository on sys.path
 from ssl_svm.solvers import prior as PR
 from ssl_svm.solvers.registry import ALGORITHMS
 from ssl_svm.solvers.tuning import held_out_labels, make_problem, run_group, score
-from ssl_svm.training import PRIOR_SWEEP
+from ssl_svm.training import sweep_values
 
 LAMBDA = 0.01
 KM2_PROGRAM = r"""
@@ -140,8 +140,7 @@ def usmo_f(X, y, truth, prior):
 
 def swept_prior(X, y, e, seed):
     """The π of the -G prior=auto values that the PU metric prefers over 3 folds."""
-    values = sorted({f"{v:.3g}" for v in np.concatenate([[e.value], np.linspace(
-        e.low, e.high, PRIOR_SWEEP)])}, key=float)
+    values = sweep_values(e)
     params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
     params["lambda"] = LAMBDA
     problem = make_problem("usmo", sp.csr_matrix(X), y, np.ones(y.size), params, {}, 3, seed)

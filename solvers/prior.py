@@ -19,9 +19,9 @@ foldings before its minimum is taken: a minimum over few top-scoring positives w
 their noise. The interval resamples the labeled positives and the unlabeled rows (bootstrap,
 the held-out scores kept) and takes the percentiles of the estimates.
 
-Measured on the 9 UCI sets of the PU benchmark (bench/bench_usmo.py prior, 20 % of the
-positives labeled): see BENCHMARKS.md. Where the classes overlap (no region where only
-positives lie) the bound is not reached and every such estimate is biased upward.
+Measured on the 9 UCI sets of the PU benchmark (bench/bench_prior.py, 20 % of the positives
+labeled) against other estimators: see BENCHMARKS.md. Where the classes overlap (no region
+where only positives lie) the bound is not reached and every such estimate is biased upward.
 """
 
 from __future__ import annotations

@@ -475,21 +475,28 @@ def check_lopsided(algo, m, F, y, codes: dict) -> None:
 PRIOR_SWEEP = 5  # values evenly over the class prior's interval for -G prior=auto
 
 
-def prior_sweep(data, values: list) -> list:
-    """The values of a ``prior`` grid axis with ``auto`` replaced by the class prior π
-    estimated on all the rows of ``data`` (+1 labeled positive, 0 unlabeled) and
-    ``PRIOR_SWEEP`` values evenly over its interval, each to 3 significant digits, sorted
-    after the values given before it; the estimate and the values logged."""
+def sweep_values(estimate) -> list[str]:
+    """The priors ``-G prior=auto`` tries for a :class:`solvers.prior.PriorEstimate`: the
+    estimate and ``PRIOR_SWEEP`` values evenly over its interval, each to 3 significant
+    digits, ascending, without repeats."""
     import numpy as np
 
+    swept = np.concatenate([[estimate.value], np.linspace(estimate.low, estimate.high,
+                                                          PRIOR_SWEEP)])
+    return sorted({f"{v:.3g}" for v in swept}, key=float)
+
+
+def prior_sweep(data, values: list) -> list:
+    """The values of a ``prior`` grid axis with ``auto`` replaced by :func:`sweep_values` of
+    the class prior estimated on all the rows of ``data`` (+1 labeled positive, 0
+    unlabeled), after the values given before it; the estimate and the values logged."""
     from ssl_svm.solvers.prior import estimate_prior
 
     if "auto" not in values:
         return values
     t0 = time.perf_counter()
     e = estimate_prior(data.X, data.y)
-    swept = np.concatenate([[e.value], np.linspace(e.low, e.high, PRIOR_SWEEP)])
-    found = sorted({f"{v:.3g}" for v in swept}, key=float)
+    found = sweep_values(e)
     out = []
     for v in values:
         for w in (found if v == "auto" else [v]):
