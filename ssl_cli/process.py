@@ -114,8 +114,8 @@ pending: int | None = None  # a signal put off by _at_a_safe_point and not yet a
 
 def raise_pending() -> None:
     """Act now on a signal put off and not yet acted on: before the outcome of a run is
-    decided (:meth:`Outputs.commit`), so that an interrupt whose every redelivery fell inside
-    numba's code (a loaded machine, a run that ends soon after) is not lost."""
+    decided (:meth:`Outputs.commit`): an interrupt put off while the run's last numba call
+    ran, the commit less than one redelivery (20 ms) after it, is not lost."""
     if pending == signal.SIGINT:
         raise KeyboardInterrupt
     if pending == signal.SIGTERM:

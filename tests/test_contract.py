@@ -228,6 +228,16 @@ def _command_started(pid: int) -> bool:
     return False
 
 
+def _foreground():
+    """A child's SIGINT as in a shell's foreground job (pytest itself may run with it ignored:
+    a background job of a script, ``nohup``, whose children would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _ignoring():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _importing(pid: int) -> bool:
     """The program is importing its packages: solvers.runtime has loaded libtbb."""
     return "libtbb" in Path(f"/proc/{pid}/maps").read_text()
@@ -241,7 +251,7 @@ def test_interrupt_keeps_the_old_model(tmp, sig, status, word):
     for delay in (0.0, 0.2, 0.5):
         m.write_text("old\n")
         p = subprocess.Popen([BIN / "ssl-train", "-q", "-a", "lapsvm", train, m],
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_foreground)
         assert _wait_until(p.pid, _command_started)
         time.sleep(delay)
         p.send_signal(sig)
@@ -261,12 +271,27 @@ def test_interrupt_while_importing(tmp):
     train = SHARED / "bench" / "usps49-10" / "train.svm"
     for _ in range(3):
         p = subprocess.Popen([BIN / "ssl-train", "-q", "-a", "lapsvm", train, tmp / "m"],
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_foreground)
         assert _wait_until(p.pid, _importing, 10)
         p.send_signal(signal.SIGINT)
         err = p.communicate()[1]
         assert (p.returncode, err) == (130, "ssl-train: interrupted\n")
         assert not (tmp / "m").exists()
+
+
+def test_an_interrupt_the_parent_ignored_stays_ignored(tmp):
+    """Started with SIGINT ignored (``nohup``, a background job of a script), a run ignores
+    it, as the shell meant: it trains to the end and writes its model."""
+    train = SHARED / "bench" / "usps49-10" / "train.svm"
+    p = subprocess.Popen([BIN / "ssl-train", "-q", "-a", "lapsvm", train, tmp / "m"],
+                         stderr=subprocess.PIPE, text=True, preexec_fn=_ignoring)
+    assert _wait_until(p.pid, _importing, 10)
+    for _ in range(3):
+        p.send_signal(signal.SIGINT)
+        time.sleep(0.1)
+    err = p.communicate()[1]
+    assert (p.returncode, err) == (0, "")
+    assert (tmp / "m").read_text().endswith("end\n")
 
 
 def test_interrupting_parallel_workers_gives_one_line(tmp):
@@ -279,7 +304,8 @@ def test_interrupting_parallel_workers_gives_one_line(tmp):
         out.write_text("old\n")
         p = subprocess.Popen([BIN / "ssl-predict", "-q", "-j", "2", "--chunk-mb", "1", test, m,
                               out], stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             env={**os.environ, "SSL_SVM_SERIAL_SECONDS": "0"})  # workers now
+                             env={**os.environ, "SSL_SVM_SERIAL_SECONDS": "0"},  # workers now
+                             preexec_fn=_foreground)
         time.sleep(delay)
         os.killpg(p.pid, signal.SIGINT)
         err = p.communicate()[1]
@@ -621,9 +647,10 @@ def test_writes_go_on_until_every_byte_is_written():
                                        (signal.SIGTERM, process.Terminated)])
 def test_a_signal_put_off_in_numba_code_is_acted_on_before_the_commit(tmp, monkeypatch, sig,
                                                                       error):
-    """A signal whose handler found numba's code running is sent again 20 ms later; if every
-    redelivery falls there until the run ends (a loaded machine: once in a 40-minute test
-    run), the commit acts on it: the old file stays, the temporary one goes."""
+    """A signal whose handler found numba's code running is sent again 20 ms later; if the
+    run reaches its commit before a redelivery lands outside numba (the last numba call ends
+    less than 20 ms before it), the commit acts on it: the old file stays, the temporary one
+    goes."""
     target = tmp / "m"
     target.write_text("old\n")
     monkeypatch.setattr(process, "pending", sig)
