@@ -14,7 +14,7 @@ import time
 
 import click
 
-from ssl_svm import training
+from ssl_svm import training, trust
 from ssl_svm.cli import process
 from ssl_svm.cli.common import (
     CONTEXT,
@@ -41,6 +41,7 @@ from ssl_svm.formats.errors import DataError
 from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.params import TV_OUT_OF_SAMPLE
 from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
+from ssl_svm.trust import CHECKS
 
 PROG = "ssl-train"
 
@@ -170,6 +171,10 @@ def _load_solver(algo) -> None:
               help="memory allowed for n×n matrices (kernel, Newton system), e.g. 500M, 12G; "
                    "plain numbers are MiB [default: half the RAM] [lapsvm, laprls, tvrls, tvsvm, "
                    "cheeger-rls, cheeger-svm]")
+@click.option("--check", type=click.Choice(CHECKS), default="auto", show_default=True,
+              help="after a semi-supervised fit, cross-validate it and the supervised svm on "
+                   "the same folds of the labeled rows and warn when the unlabeled rows likely "
+                   "hurt: auto = when that takes at most ~10 s, cv = always, none = never")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @version_option(PROG)
@@ -177,7 +182,7 @@ def _load_solver(algo) -> None:
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
            labels_file, unlabeled_file, unlabeled_label, transductive_file, values,
            keep_comments, probability, libsvm_b, init_model, validation_file,
-           negatives_as_unlabeled, max_memory, quiet, verbose, **kwargs):
+           negatives_as_unlabeled, max_memory, check, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     probability = probability_flag(probability, libsvm_b)
     algo = choose_algorithm(ctx, algorithm, svmlin_algorithm)
@@ -221,6 +226,9 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
     if keep_comments and "-" in (train, unlabeled_file):
         raise click.UsageError("--keep-comments reads the rows' comments again, so TRAIN and "
                                "--unlabeled must be files, not stdin", ctx)
+    if check == "cv" and (not algo.uses_unlabeled or algo.positive_unlabeled):
+        raise click.UsageError(f"--check cv compares a semi-supervised fit with the supervised "
+                               f"svm; -a {algo.name} is not one", ctx)
     if folds is not None and process.stdout_closed():
         raise DataError("-", "cannot write the cross-validation accuracy: standard output "
                         "is closed")
@@ -233,7 +241,7 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
             _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
                        unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
                        log, outputs, model_out, pred_out, model, transductive_file,
-                       unlabeled_label, keep_comments, probability, init_model)
+                       unlabeled_label, keep_comments, probability, init_model, check)
         except ProblemError as e:  # the data in TRAIN do not suit the method: say which file
             raise DataError(train, str(e)) from None
 
@@ -241,7 +249,7 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
 def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,
                validation_file, negatives_as_unlabeled, values, verbose, log, outputs,
                model_out, pred_out, model, transductive_file, unlabeled_label, keep_comments,
-               probability, init_model):
+               probability, init_model, check):
     from ssl_svm.formats.model_file import model_to_text, read_model
     from ssl_svm.formats.predictions import format_lines
     from ssl_svm.solvers.crossval import cross_validate
@@ -275,8 +283,11 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
                                             classes, unlabeled_label, codes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
     init = read_model(init_model) if init_model is not None else None
+    tf = time.perf_counter()
     m = training.fit(algo, prepared, params, run, probability=probability, seed=seed,
                      init=init, init_source=init_model or "", verbose=verbose)
+    trust.check_fit(algo, prepared, params, run, m, time.perf_counter() - tf, check,
+                    seed=seed, source=train)
     if verbose:
         from ssl_svm.solvers.runtime import describe_threads
 

@@ -32,7 +32,7 @@ _LAZY = {
     "MemoryLimitError": "exceptions", "SSLWarning": "exceptions",
     "SettingWarning": "exceptions", "DegenerateFitWarning": "exceptions",
     "LopsidedWarning": "exceptions", "LabelWarning": "exceptions",
-    "SolverWarning": "exceptions",
+    "SolverWarning": "exceptions", "UnlabeledHurtWarning": "exceptions",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

@@ -43,6 +43,12 @@ class LopsidedWarning(SSLWarning):
     labeled ones: often a cut that split off a small cluster rather than the classes."""
 
 
+class UnlabeledHurtWarning(SSLWarning):
+    """A semi-supervised fit whose cross-validated accuracy is below the supervised svm's on
+    the same folds beyond their noise, or no better than predicting the largest class: the
+    unlabeled rows likely hurt (:mod:`ssl_svm.trust`)."""
+
+
 class LabelWarning(SSLWarning):
     """Labels taken in another meaning than given (e.g. -1 rows treated as unlabeled)."""
 
@@ -76,4 +82,4 @@ def warn(message: str, category: type[SSLWarning]) -> None:
 
 __all__ = ["DataError", "DegenerateFitWarning", "LabelWarning", "LopsidedWarning",
            "MemoryLimitError", "NonFiniteError", "ProblemError", "SSLWarning",
-           "SettingWarning", "SolverWarning"]
+           "SettingWarning", "SolverWarning", "UnlabeledHurtWarning"]

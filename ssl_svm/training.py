@@ -188,7 +188,9 @@ def prepare(algo, data, *, unlabeled_label: int = 0, negatives_as_unlabeled: boo
     if n_lab == 0:
         raise DataError(data.name, f"no labeled rows (every label is {unlabeled_label})")
     kept = (None, None)
-    if keep_unlabeled:
+    # a supervised solver's model is checked on the rows it drops too (fit: one class for
+    # every unlabeled row says nothing about the labeled ones)
+    if keep_unlabeled or (not algo.uses_unlabeled and n_lab < data.n_rows):
         unl = np.flatnonzero(~labeled)
         kept = (data.X[unl], None if data.lines is None else data.lines[unl])
     if not algo.uses_unlabeled and n_lab < data.n_rows:
@@ -364,6 +366,8 @@ def fit(algo, training: Training, params: dict, run: dict | None = None, *,
         F = training_values(algo, m, data.X)  # once, for both checks
         if F is not None and not check_one_class(algo, params, m, F, training.classes):
             check_lopsided(algo, m, F, data.y, training.codes)
+        if not algo.uses_unlabeled and training.unlabeled_X is not None:
+            check_unlabeled(algo, params, m, training)
     return m
 
 
@@ -443,14 +447,14 @@ def check_one_class(algo, params: dict, m, F, classes: list) -> bool:
     return True
 
 
-def check_lopsided(algo, m, F, y, codes: dict) -> None:
+def check_lopsided(algo, m, F, y, codes: dict, supervised: bool = False) -> None:
     """A semi-supervised fit (values F on the training rows) that gives some class under
     1/LOPSIDED of its share of the labeled rows among the unlabeled rows: often a cut that
     split off a small cluster rather than the classes (tvrls on text at k = 10: 12.6 %
     positive against 42 %, 40 % error). Said as a :class:`LopsidedWarning`."""
     import numpy as np
 
-    if not algo.uses_unlabeled:
+    if not algo.uses_unlabeled and not supervised:
         return
     unl = y == 0
     if unl.sum() < LOPSIDED_MIN_ROWS or (~unl).sum() < 2:
@@ -467,9 +471,39 @@ def check_lopsided(algo, m, F, y, codes: dict) -> None:
         warn(f"{algo.name} puts {100 * share_u:.1f} % of the {int(unl.sum())} "
              f"unlabeled rows in class {c}, against {100 * share_l:.1f} % of the "
              "labeled rows: unless the unlabeled rows are that unbalanced, the solution "
-             "has cut off part of a class rather than separated the classes (the "
-             "kernel, graph or weight of the unlabeled rows may not suit the data)",
+             + ("does not carry over from the few labeled rows (λ may be too large for "
+                "these features; choose it with ssl-tune)" if supervised else
+                "has cut off part of a class rather than separated the classes (the "
+                "kernel, graph or weight of the unlabeled rows may not suit the data)"),
              LopsidedWarning)
+
+
+def check_unlabeled(algo, params: dict, m, training) -> None:
+    """A supervised fit's predictions for the unlabeled rows it did not train on: one class
+    for all of them, or a class far below its labeled share, is said as for the
+    semi-supervised solvers (with few labels, e.g. 10 on text, λ = 1 can put every unlabeled
+    row in one class while the labeled ones are still told apart)."""
+    import numpy as np
+
+    Xu = training.unlabeled_X
+    if Xu.shape[0] < LOPSIDED_MIN_ROWS:
+        return
+    F = m.decision_function(Xu)
+    pred = np.unique(m.labels_from_values(F))
+    if pred.size == 1:
+        hint = ""
+        lam = params.get("lambda")
+        if isinstance(lam, (int, float)) and lam > 0:
+            hint = (f"; -W {fmt(lam)} may regularise too strongly for these features: try "
+                    f"-W {fmt(lam / 100)}, or choose it by cross-validation "
+                    f"(ssl-tune -a {algo.name} -G lambda=1e-4:1:x10)")
+        warn(f"{algo.name} predicts class {pred[0]} for all {Xu.shape[0]} unlabeled rows "
+             f"(which it does not train on) although {len(training.classes)} classes are "
+             f"labeled{hint}", DegenerateFitWarning)
+        return
+    values = np.concatenate([np.zeros((training.data.y.size, F.shape[1])), F])
+    y = np.concatenate([training.data.y, np.zeros(Xu.shape[0])])
+    check_lopsided(algo, m, values, y, training.codes, supervised=True)
 
 
 PRIOR_SWEEP = 5  # values evenly over the class prior's interval for -G prior=auto

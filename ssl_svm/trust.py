@@ -1,0 +1,240 @@
+"""Did the unlabeled rows help? A semi-supervised fit measured against the supervised svm on
+the same labeled rows, and the rule that decides between them.
+
+Both are cross-validated on the same stratified folds of the labeled rows (the unlabeled rows
+stay in every training part of the semi-supervised solver; the svm sees the labeled rows
+only). Each labeled row then has two held-out verdicts, right or wrong, one per method, so the
+comparison is paired: the difference of the two accuracies over the n held-out rows, and its
+standard error sd(d)/√n over the per-row differences d ∈ {-1, 0, 1} (a McNemar-style
+comparison: rows both get right or both get wrong do not move it).
+
+Conventions
+-----------
+* Accuracies and differences in percent (points). ``Z`` is the one-sided 5 % normal quantile:
+  "worse" means worse by more than Z standard errors of the paired difference; "at chance"
+  means no more than Z binomial standard errors above the share of the largest labeled class
+  (what predicting that class for every row scores).
+* The supervised baseline is the svm (L2-SVM-MFN) at the best of ``BASELINE_LAMBDAS`` on the
+  same folds, SVMlin's λ = 1 first (ties keep the larger λ). Taking its best makes the
+  baseline a little optimistic: a semi-supervised result is called better only when it beats
+  the supervised svm at its best.
+
+Imports no numerical library at module level.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+log = logging.getLogger("ssl.fit")
+
+Z = 1.645  # one-sided 5 % quantile of the normal distribution
+BASELINE_LAMBDAS = (1.0, 0.1, 0.01, 0.001)
+CHECK_FOLDS = 5
+# ssl-train --check auto cross-validates when the folds' fits are expected to take at most
+# this many seconds (folds × the fit's own time)
+CHECK_SECONDS = 10.0
+
+
+@dataclass
+class Comparison:
+    """A semi-supervised solver against the supervised svm on the same folds (percent)."""
+
+    algorithm: str
+    folds: int
+    n: int                 # labeled rows held out once each
+    accuracy: float        # the semi-supervised solver's cross-validated accuracy
+    baseline: float        # the supervised svm's, at its best λ
+    baseline_lambda: float
+    majority: float        # the largest class's share of the labeled rows
+    se: float              # standard error of the paired difference
+    seconds: float = 0.0
+
+    @property
+    def difference(self) -> float:
+        return self.accuracy - self.baseline
+
+    @property
+    def chance_margin(self) -> float:
+        """Z binomial standard errors of an accuracy at the majority share, in points."""
+        m = self.majority / 100.0
+        return 100.0 * Z * math.sqrt(max(m * (1.0 - m), 0.0) / max(self.n, 1))
+
+    @property
+    def verdict(self) -> str:
+        """``hurt``: worse than the svm by more than Z standard errors; ``chance``: no better
+        than the largest class's share and below the svm; ``helped``: better than the svm by
+        more than Z standard errors; ``even`` otherwise (within the folds' noise)."""
+        d = self.difference
+        if d < 0 and -d >= Z * self.se:
+            return "hurt"
+        if self.accuracy <= self.majority + self.chance_margin and d < 0:
+            return "chance"
+        if d > 0 and d >= Z * self.se:
+            return "helped"
+        return "even"
+
+    def text(self) -> str:
+        """One line: both accuracies, the difference and its noise."""
+        return (f"{self.folds}-fold cross-validated accuracy over the {self.n} labeled rows: "
+                f"{self.algorithm} {self.accuracy:.1f} %, the supervised svm (λ "
+                f"{self.baseline_lambda:g}) {self.baseline:.1f} % on the same folds, "
+                f"{self.difference:+.1f} points (standard error {self.se:.1f}; the largest "
+                f"class is {self.majority:.1f} % of them)")
+
+
+def folds_for(y, folds: int = CHECK_FOLDS) -> int:
+    """The folds a check of labels y (0 = unlabeled) can have: at most ``folds``, at most the
+    smallest class's labeled rows (0 when a class has fewer than 2)."""
+    import numpy as np
+
+    lab = y[y != 0]
+    if lab.size == 0:
+        return 0
+    _, counts = np.unique(lab, return_counts=True)
+    k = min(folds, int(counts.min()))
+    return k if k >= 2 and counts.size >= 2 else 0
+
+
+def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=None):
+    """The predicted label of every labeled row from the model fitted without its fold (the
+    folds of :func:`ssl_svm.solvers.crossval.stratified_folds`; unlabeled rows in every
+    training part, predicted 0)."""
+    import numpy as np
+
+    from ssl_svm.solvers.crossval import stratified_folds
+
+    folds = stratified_folds(y, k, seed)
+    pred = np.zeros(y.size)
+    for i in range(k):
+        test = folds == i
+        model = fit(X[~test], y[~test], cost[~test], params, **(run or {}))
+        pred[test] = model.predict(X[test])
+    return pred
+
+
+def baseline_predictions(X, y, cost, k: int, seed: int, params: dict | None = None):
+    """(held-out predictions of the labeled rows, λ) of the supervised svm at the best of
+    ``BASELINE_LAMBDAS`` on the folds of (k, seed); X, y: the labeled rows only. ``params``:
+    svm parameters to keep (bias, cost factors); λ is the path's. On each fold the path runs
+    largest λ first, each fit seeded by the previous one (the same optima, fewer Newton
+    steps)."""
+    import numpy as np
+
+    from ssl_svm.solvers.crossval import stratified_folds
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    svm = ALGORITHMS["svm"]
+    base = svm.defaults()
+    for name in ("bias", "cost_positive", "cost_negative"):
+        if params and name in params:
+            base[name] = params[name]
+    folds = stratified_folds(y, k, seed)
+    lams = sorted(BASELINE_LAMBDAS, reverse=True)
+    pred = np.zeros((len(lams), y.size))
+    for i in range(k):
+        test = folds == i
+        warm = None
+        for j, lam in enumerate(lams):
+            model = svm.fit(X[~test], y[~test], cost[~test], {**base, "lambda": lam},
+                            **({} if warm is None else {"warm": warm}))
+            warm = model.warm
+            pred[j, test] = model.predict(X[test])
+    acc = (pred == y).mean(axis=1)
+    order = [lams.index(lam) for lam in BASELINE_LAMBDAS]  # ties: the first in that order
+    j = max(order, key=lambda j: (acc[j], -order.index(j)))
+    return pred[j], lams[j]
+
+
+def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
+            folds: int = CHECK_FOLDS) -> Comparison | None:
+    """Cross-validate ``algo`` with ``params`` on rows X, y (internal labels, 0 = unlabeled)
+    and the supervised svm on the labeled rows, on the same folds; None when a class has fewer
+    than 2 labeled rows (no folds)."""
+    import numpy as np
+
+    k = folds_for(y, folds)
+    if k == 0:
+        return None
+    t0 = time.perf_counter()
+    run = {n: v for n, v in (run or {}).items() if n != "warm"}
+    solver_log = logging.getLogger("ssl.solver")
+    level = solver_log.level
+    solver_log.setLevel(logging.ERROR)  # the folds' own iteration remarks are not the user's
+    try:
+        pred = held_out_predictions(algo.fit, X, y, cost, params, k, seed, run)
+        lab = np.flatnonzero(y != 0)
+        base, lam = baseline_predictions(X[lab], y[lab], cost[lab], k, seed, params)
+    finally:
+        solver_log.setLevel(level)
+    truth = y[lab]
+    right = (pred[lab] == truth).astype(float)
+    right_base = (base == truth).astype(float)
+    d = right - right_base
+    n = truth.size
+    se = 100.0 * float(np.std(d, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    _, counts = np.unique(truth, return_counts=True)
+    return Comparison(algo.name, k, n, 100.0 * float(right.mean()),
+                      100.0 * float(right_base.mean()), lam,
+                      100.0 * float(counts.max()) / n, se, time.perf_counter() - t0)
+
+
+def report(c: Comparison, train_name: str = "TRAIN") -> None:
+    """Say what the comparison found: the accuracies always (``ssl.fit`` log), a
+    :class:`ssl_svm.exceptions.UnlabeledHurtWarning` when the unlabeled rows likely hurt or
+    the result is at chance."""
+    from ssl_svm.exceptions import UnlabeledHurtWarning, warn
+
+    verdict = c.verdict
+    tail = {"helped": "the unlabeled rows helped",
+            "even": "no difference beyond the folds' noise",
+            "hurt": "", "chance": ""}[verdict]
+    log.info("check against the supervised svm (%.2f s): %s%s", c.seconds, c.text(),
+             f": {tail}" if tail else "")
+    if verdict in ("hurt", "chance"):
+        why = ("worse than the supervised svm beyond the folds' noise" if verdict == "hurt"
+               else "no better than predicting the largest class, and below the supervised "
+               "svm")
+        warn(f"{c.algorithm} is likely worse than ignoring the unlabeled rows: its "
+             f"{c.folds}-fold cross-validated accuracy is {c.accuracy:.1f} % against "
+             f"{c.baseline:.1f} % for the supervised svm (λ {c.baseline_lambda:g}) on the same "
+             f"folds ({c.difference:+.1f} points, standard error {c.se:.1f}; largest class "
+             f"{c.majority:.1f} %): {why}; compare solvers with 'ssl-tune -a auto "
+             f"{train_name}', or train -a svm", UnlabeledHurtWarning)
+
+
+CHECKS = ("auto", "cv", "none")
+
+
+def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str = "auto", *,
+              seed: int = 0, source: str = "TRAIN") -> Comparison | None:
+    """After a semi-supervised fit ``m`` of ``algo`` on prepared rows ``training`` (which took
+    ``fit_seconds``): compare it with the supervised svm (:func:`compare`), say the result
+    (:func:`report`) and record it in ``m.stats`` (``check_accuracy``,
+    ``check_svm_accuracy``, percent). ``how``: ``cv`` always; ``auto`` when the folds' fits
+    are expected to take at most ``CHECK_SECONDS`` (else said, with how to run it);
+    ``none`` never. Supervised and positive-unlabeled solvers, and data without unlabeled
+    rows, are not checked."""
+    data = training.data
+    if (how == "none" or not algo.uses_unlabeled or algo.positive_unlabeled
+            or not (data.y == 0).any()):
+        return None
+    k = folds_for(data.y)
+    if k == 0:
+        log.info("not checked against the supervised svm: a class has fewer than 2 labeled "
+                 "rows")
+        return None
+    estimate = k * fit_seconds
+    if how == "auto" and estimate > CHECK_SECONDS:
+        log.info("not checked against the supervised svm: its %d-fold cross-validation would "
+                 "take about %.0f s (--check cv runs it; 'ssl-tune -a auto' compares "
+                 "solvers)", k, estimate)
+        return None
+    c = compare(algo, data.X, data.y, data.cost, params, run, seed=seed)
+    report(c, source)
+    m.stats["check_accuracy"] = [round(c.accuracy, 6)]
+    m.stats["check_svm_accuracy"] = [round(c.baseline, 6)]
+    return c
