@@ -162,9 +162,10 @@ def choose_algorithm(ctx, algorithm: str | None, svmlin: str | None):
     return ALGORITHMS[name]
 
 
-def solver_params(ctx, algo, kwargs, grid_py: bool = False) -> dict:
+def solver_params(ctx, algo, kwargs, grid_py: bool = False, own_only: bool = False) -> dict:
     """Every parameter of ``algo``: its defaults and the options given (checked); an option of
-    another solver is a usage error. ``grid_py``: the call has LIBSVM's ``-c`` (tools/grid.py),
+    another solver is a usage error (skipped with ``own_only``: several solvers share the
+    options, each takes its own). ``grid_py``: the call has LIBSVM's ``-c`` (tools/grid.py),
     which also passes ``-g`` whatever the kernel: a ``-g`` the solver has no use for is then
     ignored with a warning, not a usage error (which grid.py would hide, then wait for ever)."""
     params = algo.defaults()
@@ -173,6 +174,8 @@ def solver_params(ctx, algo, kwargs, grid_py: bool = False) -> dict:
         if ctx.get_parameter_source(key) != click.core.ParameterSource.COMMANDLINE:
             continue
         p = algo.param(name)
+        if p is None and own_only:
+            continue
         if p is None and grid_py and name == "gamma":
             click.echo(f"{ctx.command_path}: warning: -g {kwargs[key]} ignored: -a {algo.name} "
                        "has no kernel (LIBSVM's grid.py passes -g with -c; give it -log2g null "

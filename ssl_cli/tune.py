@@ -38,6 +38,7 @@ from ssl_svm.solvers.errors import MemoryLimitError
 from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
 from ssl_svm.solvers.tuning import (
     METRICS,
+    Problem,
     held_out_labels,
     make_problem,
     point_key,
@@ -45,6 +46,7 @@ from ssl_svm.solvers.tuning import (
     score,
 )
 from ssl_svm.training import prior_sweep, restore_labels
+from ssl_svm.trust import PORTFOLIO, SUPERVISED, select
 
 PROG = "ssl-tune"
 RESUME_MAGIC = "# ssl-tune resume 1"
@@ -199,8 +201,63 @@ def _parse_result(line: str, metric: str):
     return None
 
 
+def _check_folds(ctx, train, data, classes, codes, folds: int, n_lab: int) -> None:
+    """Before any fit: a class with fewer labeled rows than folds leaves some folds without it
+    (with one row, a training part without it: every fit of that fold fails), so every grid
+    point would be scored on a different problem."""
+    counts = {c: int(np.sum(data.y == c)) for c in classes}
+    c_min = min(counts, key=lambda c: (counts[c], c))
+    smallest = counts[c_min]
+    if folds > n_lab:
+        raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
+                        f"(found {n_lab})")
+    if smallest < folds:
+        hint = (f"use -v {smallest} or fewer" if smallest >= 2 else
+                "label more rows of it")
+        raise click.UsageError(
+            f"{click.format_filename(train)}: class {codes.get(c_min, c_min)} has "
+            f"{smallest} labeled "
+            f"row{'s' if smallest != 1 else ''}, fewer than the {folds} folds "
+            f"(-v {folds}): {hint}, or score on a VALIDATION file", ctx)
+
+
 def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
     return f"{key} {metric}={value:.6g} time={seconds:.3g}"
+
+
+def collect(results, n_folds: int, keys: list[str], truth_of, metric: str, folded: bool,
+            progress, scores: dict, resume=None, held=None) -> None:
+    """Gather the fold results of ``results`` (lists of FoldResult, any order) per point:
+    when a point has all its folds, print its line (and keep it in ``resume``), and put its
+    score in ``scores``; ``held``, when given, gets each point's fold results in fold order.
+    ``truth_of(point)``: the held-out labels of each fold of that point's problem."""
+    pending: dict[int, list] = {}
+    for batch in results:
+        for r in batch:
+            pending.setdefault(r.point, []).append(r)
+            if len(pending[r.point]) < n_folds:
+                # each fit moves the bar: with only whole points counted, the ETA
+                # of a grid of a few slow points jumped from minutes to done
+                progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
+                continue
+            res = sorted(pending.pop(r.point), key=lambda q: q.fold)
+            secs = sum(q.seconds for q in res)
+            bad = [q for q in res if q.error is not None]
+            if bad:
+                q = bad[0]
+                where = f"fold {q.fold + 1} of {n_folds}, " if folded else ""
+                line = f"{keys[r.point]} failed ({where}{q.attempts} attempts): {q.error}"
+            else:
+                truth = truth_of(r.point)
+                value = score(metric, np.concatenate([truth[q.fold] for q in res]), res)
+                scores[r.point] = value
+                if held is not None:
+                    held[r.point] = res
+                line = _result_line(keys[r.point], metric, value, secs)
+            progress.message(line)
+            if resume is not None:
+                resume.add(line)
+            progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
 
 
 @click.command(cls=SolverCommand, context_settings=CONTEXT, epilog=EPILOG,
@@ -263,6 +320,12 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
           labels_file, unlabeled_file, unlabeled_label, negatives_as_unlabeled, max_memory, quiet,
           verbose, plot_file, **kwargs):
     ctx = click.get_current_context()
+    names = _candidate_names(ctx, algorithm, svmlin_algorithm)
+    if names is not None:
+        return _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_jobs,
+                          cluster, resume_file, out_model, no_warm_start, seed, zero_based,
+                          labels_file, unlabeled_file, unlabeled_label, negatives_as_unlabeled,
+                          max_memory, quiet, verbose, plot_file, kwargs)
     algo = choose_algorithm(ctx, algorithm, svmlin_algorithm)
     params = solver_params(ctx, algo, kwargs)
     run = run_options(ctx, algo, None, max_memory, negatives_as_unlabeled)
@@ -325,23 +388,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         n_classes = len(classes) if not algo.positive_unlabeled else 2
         metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
         if validation is None:
-            # before any fit: a class with fewer labeled rows than folds leaves some folds
-            # without it (with one row, a training part without it: every fit of that fold
-            # fails), so every grid point would be scored on a different problem
-            counts = {c: int(np.sum(data.y == c)) for c in classes}
-            c_min = min(counts, key=lambda c: (counts[c], c))
-            smallest = counts[c_min]
-            if folds > n_lab:
-                raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
-                                f"(found {n_lab})")
-            if smallest < folds:
-                hint = (f"use -v {smallest} or fewer" if smallest >= 2 else
-                        "label more rows of it")
-                raise click.UsageError(
-                    f"{click.format_filename(train)}: class {codes.get(c_min, c_min)} has "
-                    f"{smallest} labeled "
-                    f"row{'s' if smallest != 1 else ''}, fewer than the {folds} folds "
-                    f"(-v {folds}): {hint}, or score on a VALIDATION file", ctx)
+            _check_folds(ctx, train, data, classes, codes, folds, n_lab)
 
         if algo.positive_unlabeled and "prior" in dict(grid.axes):
             grid.axes = [(n, prior_sweep(data, v) if n == "prior" else v)
@@ -378,38 +425,14 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                  f", warm starts along {algo.warm_path}" if warm else "", fixed_text)
 
         progress = Progress(n_todo, "points", enabled=not quiet)
-        pending: dict[int, list] = {}
         truth = [held_out_labels(problem, f) for f in range(n_folds)]
         t0 = time.perf_counter()
         try:
             if runner is not None:
                 tasks = ((problem, [(k, points[k]) for k in g], f, warm,
                           runner.threads_per_worker) for g in todo for f in range(n_folds))
-                for results in runner.run(run_group, tasks):
-                    for r in results:
-                        pending.setdefault(r.point, []).append(r)
-                        if len(pending[r.point]) < n_folds:
-                            # each fit moves the bar: with only whole points counted, the ETA
-                            # of a grid of a few slow points jumped from minutes to done
-                            progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
-                            continue
-                        res = sorted(pending.pop(r.point), key=lambda q: q.fold)
-                        secs = sum(q.seconds for q in res)
-                        bad = [q for q in res if q.error is not None]
-                        if bad:
-                            q = bad[0]
-                            where = (f"fold {q.fold + 1} of {n_folds}, "
-                                     if validation is None else "")
-                            line = (f"{keys[r.point]} failed ({where}{q.attempts} attempts): "
-                                    f"{q.error}")
-                        else:
-                            value = score(metric, np.concatenate([truth[q.fold] for q in res]), res)
-                            scores[r.point] = value
-                            line = _result_line(keys[r.point], metric, value, secs)
-                        progress.message(line)
-                        if resume is not None:
-                            resume.add(line)
-                        progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
+                collect(runner.run(run_group, tasks), n_folds, keys, lambda k: truth, metric,
+                        validation is None, progress, scores, resume)
         except MemoryLimitError as e:
             raise DataError(train, f"{algo.name} (a fold) {e}") from None
         finally:
@@ -445,6 +468,197 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
             out.write(model_to_text(m))
             log.info("trained %s with %s on all %d rows in %.2f s; model written to %s", algo.name,
                      keys[best], data.n_rows, time.perf_counter() - tb, out_model)
+        outputs.commit()
+
+
+def _candidate_names(ctx, algorithm, svmlin_algorithm) -> list[str] | None:
+    """The solvers of ``-a A,B,...`` or ``-a auto`` (the supervised svm added when missing);
+    None for one solver."""
+    if algorithm is None or ("," not in algorithm and algorithm != "auto"):
+        return None
+    if svmlin_algorithm is not None:
+        raise click.UsageError(f"-A names one solver; -a {algorithm} names several", ctx)
+    names = list(PORTFOLIO) if algorithm == "auto" else [a.strip() for a in
+                                                          algorithm.split(",")]
+    for n in names:
+        if n not in ALGORITHMS:
+            raise click.BadParameter(f"unknown algorithm '{n}' (available: "
+                                     f"{', '.join(ALGORITHMS)}, or auto)", ctx,
+                                     param_hint="'-a'")
+        if ALGORITHMS[n].positive_unlabeled:
+            raise click.BadParameter(f"{n} learns from positive and unlabeled rows and is "
+                                     "scored otherwise; tune it on its own (-a usmo)", ctx,
+                                     param_hint="'-a'")
+    if len(set(names)) != len(names):
+        raise click.BadParameter(f"'{algorithm}' names a solver twice", ctx, param_hint="'-a'")
+    if not any(n in SUPERVISED for n in names):
+        names.insert(0, "svm")  # the baseline every semi-supervised candidate must beat
+    return names
+
+
+def _candidate_grids(ctx, names, grid_specs, fixed_of) -> dict:
+    """{name: Grid} of each candidate: the -G specs that name it (ALGO.NAME=...) or one of its
+    parameters (NAME=...), else its PORTFOLIO grid (its defaults alone when it has none)."""
+    own: dict[str, list[str]] = {n: [] for n in names}
+    for spec in grid_specs:
+        name = spec.partition("=")[0].strip()
+        algo_name, dot, pname = name.rpartition(".")
+        if dot:
+            if algo_name not in own:
+                raise click.UsageError(f"-G {spec}: {algo_name} is not among the candidates "
+                                       f"({', '.join(names)})", ctx)
+            own[algo_name].append(spec[len(algo_name) + 1:])
+            continue
+        users = [n for n in names if ALGORITHMS[n].param(name) is not None]
+        if not users:
+            raise click.UsageError(f"-G {spec}: no candidate has a parameter {name} "
+                                   f"({', '.join(names)})", ctx)
+        for n in users:
+            own[n].append(spec)
+    grids = {}
+    for n in names:
+        specs = tuple(own[n]) or PORTFOLIO.get(n, ())
+        grids[n] = parse_grid(specs, ALGORITHMS[n].params, n, fixed_of(n))
+    return grids
+
+
+def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_jobs, cluster,
+               resume_file, out_model, no_warm_start, seed, zero_based, labels_file,
+               unlabeled_file, unlabeled_label, negatives_as_unlabeled, max_memory, quiet,
+               verbose, plot_file, kwargs):
+    """ssl-tune over several solvers: each candidate's grid on the same folds, then the rule of
+    :func:`ssl_svm.trust.select` between the best supervised and semi-supervised ones."""
+    for flag, value in (("--resume", resume_file), ("--plot", plot_file),
+                        ("--negatives-as-unlabeled", negatives_as_unlabeled or None)):
+        if value is not None:
+            raise click.UsageError(f"{flag} works with one solver (-a NAME), not with "
+                                   f"-a {','.join(names)}", ctx)
+    algos = [ALGORITHMS[n] for n in names]
+    given = [n for n in kwargs
+             if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+    for key in given:
+        if not any(a.param(key[2:]) is not None for a in algos):
+            flag = next(p.option for a in ALGORITHMS.values() for p in a.params
+                        if p.name == key[2:])
+            raise click.UsageError(f"option {flag} is not used by any of {', '.join(names)}",
+                                   ctx)
+    params = {a.name: solver_params(ctx, a, kwargs, own_only=True) for a in algos}
+    if max_memory is not None and not any("max_memory" in a.run_options for a in algos):
+        raise click.UsageError(f"option --max-memory is not used by any of {', '.join(names)}",
+                               ctx)
+    runs = {a.name: run_options(ctx, a, None, max_memory if "max_memory" in a.run_options
+                                else None, False) for a in algos}
+    grids = _candidate_grids(ctx, names, grid_specs,
+                             lambda n: {k[2:] for k in given if ALGORITHMS[n].param(k[2:])})
+    if validation_file is not None and folds is not None:
+        raise click.UsageError("VALIDATION replaces the folds; drop -v or VALIDATION", ctx)
+    folds = 5 if folds is None else folds
+    if folds < 2:
+        raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
+                                 param_hint="'-v'")
+    if cluster is not None and n_jobs != 1:
+        raise click.UsageError("-j is for local processes; the cluster's workers set the "
+                               "parallelism of --cluster", ctx)
+    resolve_jobs(n_jobs)
+    if process.stdout_closed():
+        raise DataError("-", "cannot write the results: standard output is closed")
+    inputs = {"TRAIN": train, "VALIDATION": validation_file, "--labels": labels_file,
+              "--unlabeled": unlabeled_file}
+    with Outputs(inputs) as outputs:
+        out = outputs.add(out_model, "--out model")
+        log = setup_logging(PROG, quiet, verbose)
+        if not verbose:
+            import logging
+
+            logging.getLogger("ssl.solver").setLevel(logging.WARNING)
+        semi = next((a for a in algos if a.uses_unlabeled), algos[0])
+        prepared = load_training(train, semi, zero_based, labels_file, unlabeled_file, False,
+                                 log, unlabeled_label=unlabeled_label)
+        data, codes, classes = prepared.data, prepared.codes, prepared.classes
+        lab = np.flatnonzero(data.y != 0)
+        validation = None
+        if validation_file is not None:
+            validation = read_validation(validation_file, zero_based, data.X.shape[1],
+                                         classes, unlabeled_label, codes)
+        metric = _check_metric(ctx, metric, semi, len(classes), validation is not None)
+        if validation is None:
+            _check_folds(ctx, train, data, classes, codes, folds, lab.size)
+        full = make_problem(semi.name, data.X, data.y, data.cost, {}, {}, folds, seed,
+                            validation)
+        problems, points, keys, owner, tasks = {}, [], [], [], []
+        for a in algos:
+            rows = slice(None) if a.uses_unlabeled else lab
+            p = Problem(a.name, data.X[rows], data.y[rows], data.cost[rows], params[a.name],
+                        runs[a.name], None if full.folds is None else full.folds[rows],
+                        full.n_folds, validation)
+            problems[a.name] = p
+            grid = grids[a.name]
+            warm = not no_warm_start and a.warm_path in dict(grid.axes)
+            start = len(points)
+            for pt in grid.points():
+                points.append(pt)
+                keys.append(" ".join(filter(None, [f"algorithm={a.name}", point_key(pt)])))
+                owner.append(a.name)
+            for g in grid.groups(a.warm_path if warm else None):
+                tasks += [(p, [(start + k, points[start + k]) for k in g], f, warm)
+                          for f in range(full.n_folds)]
+        n_folds = full.n_folds
+        runner = Runner(n_jobs, cluster, scatter=list(problems.values()),
+                        tasks=len(tasks))
+        log.info("%s: %d points%s, %s, metric %s", ", ".join(names), len(points),
+                 f" × {n_folds} folds" if validation is None else " (validation file)",
+                 runner.describe(), metric)
+        truth = {n: [held_out_labels(p, f) for f in range(n_folds)]
+                 for n, p in problems.items()}
+        scores: dict[int, float] = {}
+        held: dict[int, list] = {}
+        progress = Progress(len(points), "points", enabled=not quiet)
+        t0 = time.perf_counter()
+        try:
+            jobs = ((*t, runner.threads_per_worker) for t in tasks)
+            collect(runner.run(run_group, jobs), n_folds, keys, lambda k: truth[owner[k]],
+                    metric, validation is None, progress, scores, held=held)
+        except MemoryLimitError as e:
+            raise DataError(train, f"a fold {e}") from None
+        finally:
+            progress.clear()
+            runner.close()
+        log.info("grid done in %.2f s", time.perf_counter() - t0)
+        best: dict[str, int] = {}
+        for k in range(len(points)):
+            if k in scores and not math.isnan(scores[k]):
+                n = owner[k]
+                if n not in best or scores[k] > scores[best[n]]:
+                    best[n] = k
+        if not best:
+            raise DataError(train, "every grid point failed; see the lines above")
+        y_all = np.concatenate(truth[names[0]])
+        units = {}
+        for n, k in best.items():
+            res = held[k]
+            if metric == "accuracy":
+                units[n] = 100.0 * (np.concatenate([r.pred for r in res]) == y_all)
+            else:
+                units[n] = [score(metric, truth[n][r.fold], [r]) for r in res]
+        chosen = select({n: scores[best[n]] for n in names if n in best}, units)
+        for n in names:
+            if n in best:
+                click.echo(f"# best of {n}: {keys[best[n]]} {metric}={scores[best[n]]:.6g}")
+        click.echo(f"# {chosen.text(metric, {n: scores[k] for n, k in best.items()})}")
+        k = best[chosen.chosen]
+        click.echo(f"best {keys[k]} {metric}={scores[k]:.6g}")
+        sys.stdout.flush()
+        if out_model is not None:
+            tb = time.perf_counter()
+            a = ALGORITHMS[chosen.chosen]
+            p = problems[a.name]
+            m = a.fit(p.X, p.y, p.cost, {**p.params, **points[k]}, **p.run)
+            restore_labels(m, codes)
+            from ssl_svm.formats.model_file import model_to_text
+
+            out.write(model_to_text(m))
+            log.info("trained %s on all %d rows in %.2f s; model written to %s", keys[k],
+                     p.y.size, time.perf_counter() - tb, out_model)
         outputs.commit()
 
 

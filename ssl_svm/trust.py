@@ -216,12 +216,17 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     (:func:`report`) and record it in ``m.stats`` (``check_accuracy``,
     ``check_svm_accuracy``, percent). ``how``: ``cv`` always; ``auto`` when the folds' fits
     are expected to take at most ``CHECK_SECONDS`` (else said, with how to run it);
-    ``none`` never. Supervised and positive-unlabeled solvers, and data without unlabeled
-    rows, are not checked."""
+    ``none`` never. Supervised and positive-unlabeled solvers, data without unlabeled rows,
+    and a fit that gives every training row one class (said already) are not checked."""
     data = training.data
     if (how == "none" or not algo.uses_unlabeled or algo.positive_unlabeled
             or not (data.y == 0).any()):
         return None
+    from ssl_svm.training import training_values
+
+    F = training_values(algo, m, data.X)
+    if F is not None and len(set(m.labels_from_values(F).tolist())) == 1:
+        return None  # a one-class fit, already said (training.check_one_class)
     k = folds_for(data.y)
     if k == 0:
         log.info("not checked against the supervised svm: a class has fewer than 2 labeled "
@@ -238,3 +243,81 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     m.stats["check_accuracy"] = [round(c.accuracy, 6)]
     m.stats["check_svm_accuracy"] = [round(c.baseline, 6)]
     return c
+
+
+# --------------------------------------------------------------------------- model selection
+
+# ssl-tune -a auto: the candidates and their small grids (canonical -G specs); the supervised
+# svm is always among the candidates of a selection
+PORTFOLIO = {
+    "svm": ("lambda=10,1,0.1,0.01,0.001",),
+    "tsvm": ("lambda=1,0.1,0.01,0.001",),
+    "lapsvm": ("gamma_i=0.01,0.1,1",),
+    "cheeger-rls": (),
+}
+SUPERVISED = ("svm", "rls")
+# a semi-supervised candidate replaces the supervised one when it is ahead by more than this
+# many standard errors of the paired difference (the folds' noise)
+SELECT_Z = 1.0
+
+
+def paired_difference(a, b) -> tuple[float, float]:
+    """(mean of a - b, its standard error) of two equally long score vectors: per-row 0/1
+    correctness (percent points) or per-fold scores."""
+    import numpy as np
+
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if d.size < 2:
+        return float(d.mean()) if d.size else 0.0, float("inf")
+    return float(d.mean()), float(np.std(d, ddof=1)) / math.sqrt(d.size)
+
+
+@dataclass
+class Selection:
+    """The outcome of :func:`select`: ``chosen`` and ``baseline`` (the best supervised
+    candidate) and ``challenger`` (the best semi-supervised one) are candidate names (None when
+    there is none of that kind); difference and se: challenger minus baseline and its
+    standard error, in the metric's units."""
+
+    chosen: str
+    baseline: str | None
+    challenger: str | None
+    difference: float = float("nan")
+    se: float = float("nan")
+
+    def text(self, metric: str, scores: dict) -> str:
+        """What was chosen and why, one line."""
+        if self.baseline is None or self.challenger is None:
+            return f"{self.chosen} has the best {metric} ({scores[self.chosen]:.6g})"
+        gap = (f"{self.difference:+.3g} (standard error {self.se:.3g}; it must exceed "
+               f"{SELECT_Z:g} standard error)")
+        if self.chosen == self.challenger:
+            return (f"{self.challenger} beats the supervised {self.baseline}: {metric} "
+                    f"{scores[self.challenger]:.6g} against {scores[self.baseline]:.6g}, "
+                    f"{gap}: the unlabeled rows help")
+        return (f"kept the supervised {self.baseline} ({metric} {scores[self.baseline]:.6g}): "
+                f"the best semi-supervised candidate, {self.challenger} "
+                f"({scores[self.challenger]:.6g}), is {gap.replace('(', 'ahead (', 1)}"
+                if self.difference > 0 else
+                f"kept the supervised {self.baseline} ({metric} {scores[self.baseline]:.6g}): "
+                f"the best semi-supervised candidate, {self.challenger} "
+                f"({scores[self.challenger]:.6g}), is behind it")
+
+
+def select(scores: dict, units: dict) -> Selection:
+    """Choose among candidates: ``scores`` {name: the metric of its best point}, ``units``
+    {name: per-row correctness (accuracy) or per-fold scores of that point, aligned across
+    candidates}. The best supervised candidate (:data:`SUPERVISED`) is kept unless the best
+    semi-supervised one is ahead of it by more than :data:`SELECT_Z` standard errors of the
+    paired difference; without one of either kind, the best score wins (ties: the first)."""
+    names = list(scores)
+    sup = [n for n in names if n in SUPERVISED]
+    semi = [n for n in names if n not in SUPERVISED]
+    if not sup or not semi:
+        best = max(names, key=lambda n: (scores[n], -names.index(n)))
+        return Selection(best, None, None)
+    base = max(sup, key=lambda n: (scores[n], -names.index(n)))
+    chal = max(semi, key=lambda n: (scores[n], -names.index(n)))
+    diff, se = paired_difference(units[chal], units[base])
+    chosen = chal if diff > 0 and diff > SELECT_Z * se else base
+    return Selection(chosen, base, chal, diff, se)
