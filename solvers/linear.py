@@ -278,12 +278,92 @@ def class_costs(Y: np.ndarray, cost: np.ndarray | None, cp: float, cn: float) ->
     return c if cost is None else c * cost
 
 
+# λ auto cross-validates at most this many labeled rows (a seeded sample of them beyond), and
+# scales the λ found by the rows' ratio: the loss is a sum over rows, so the same balance
+# between it and λ/2‖w‖² needs λ in proportion to the rows
+LAMBDA_ROWS = 5000
+LAMBDA_FOLDS = 5
+
+
+def choose_lambda(fit, X, y, cost, params: dict, name: str) -> float:
+    """λ for a fit of ``name`` given ``lambda`` auto: the best of ``LAMBDA_PATH`` by
+    ``LAMBDA_FOLDS``-fold stratified cross-validation (seed 0) of the supervised ``fit``
+    (fit_svm, or fit_rls for rls) on the labeled rows of X, y (0 = unlabeled), accuracy
+    pooled over the folds, ties to the larger λ; each fold runs the path largest λ first,
+    warm-started. With a class of fewer than 2 labeled rows, SVMlin's λ = 1. Logged."""
+    from ssl_svm.solvers.crossval import stratified_folds
+    from ssl_svm.solvers.params import LAMBDA_PATH
+
+    t0 = time.perf_counter()
+    lab = np.flatnonzero(y != 0)
+    _, counts = np.unique(y[lab], return_counts=True)
+    k = min(LAMBDA_FOLDS, int(counts.min())) if counts.size >= 2 else 0
+    if k < 2:
+        log.info("%s: λ = 1 (auto: a class has fewer than 2 labeled rows to cross-validate; "
+                 "SVMlin's default)", name)
+        return 1.0
+    scale = 1.0
+    if lab.size > LAMBDA_ROWS:
+        rng = np.random.default_rng(0)
+        scale = lab.size / LAMBDA_ROWS
+        lab = np.sort(rng.choice(lab, LAMBDA_ROWS, replace=False))
+    Xl, yl = X[lab], y[lab]
+    cl = np.ones(lab.size) if cost is None else cost[lab]
+    sup = {"cost_positive": params.get("cost_positive", 1.0),
+           "cost_negative": params.get("cost_negative", 1.0), "epsilon": params["epsilon"],
+           "bias": params["bias"], "max_iter": SOLVER_PARAMS_MAX_ITER[fit.__name__]}
+    folds = stratified_folds(yl, k, 0)
+    right = np.zeros(len(LAMBDA_PATH))
+    quiet = logging.getLogger("ssl.solver")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # the path's own fits are not the user's
+    try:
+        for f in range(k):
+            test = folds == f
+            warm = None
+            for j, lam in enumerate(LAMBDA_PATH):
+                m = fit(Xl[~test], yl[~test], cl[~test], {**sup, "lambda": lam},
+                        **({} if warm is None else {"warm": warm}))
+                warm = m.warm
+                right[j] += np.sum(m.predict(Xl[test]) == yl[test])
+    finally:
+        quiet.setLevel(level)
+    j = int(np.argmax(right))  # the first maximum: the largest λ among equals
+    lam = float(LAMBDA_PATH[j] * scale)
+    log.info("%s: λ = %.6g (auto: %d-fold cross-validated accuracy %.1f %% of the %s on %d "
+             "labeled rows%s, best of %s; %.2f s)", name, lam, k, 100.0 * right[j] / lab.size,
+             "rls" if fit.__name__ == "fit_rls" else "supervised svm", lab.size,
+             f", a sample: λ × {scale:.3g} for all of them" if scale != 1.0 else "",
+             ", ".join(f"{v:g}" for v in LAMBDA_PATH), time.perf_counter() - t0)
+    return lam
+
+
+def resolve_lambda(fit, X, y, cost, params: dict, name: str,
+                   mean_loss: bool = False) -> tuple[dict, float | None]:
+    """(params with λ set, the λ chosen or None when given): :func:`choose_lambda` when
+    ``params["lambda"]`` is None (auto). ``mean_loss``: the solver's labeled loss is a mean
+    over the l labeled rows (tsvm and da, SVMlin's 1/l costs), not a sum as the supervised
+    fit's, so the same balance is λ / l."""
+    if params["lambda"] is not None:
+        return params, None
+    lam = choose_lambda(fit, X, y, cost, params, name)
+    if mean_loss:
+        n_lab = int(np.sum(y != 0))
+        lam /= n_lab
+        log.info("%s: λ = %.6g for its mean loss over the %d labeled rows (λ / %d)", name, lam,
+                 n_lab, n_lab)
+    return {**params, "lambda": lam}, lam
+
+
 def _fit(name, solve):
     def fit(X, y, cost, params, warm=None):
         """Train; ``warm`` = the ``model.warm`` of a fit on the same rows with another λ
-        (seeds each binary problem's w̃: a warm start along the regularisation path)."""
+        (seeds each binary problem's w̃: a warm start along the regularisation path); λ None
+        (auto): :func:`choose_lambda`."""
         t0 = time.perf_counter()
         X = _csr(X)
+        given = params
+        params, lam_auto = resolve_lambda(fit, X, y, cost, params, name)
         bias = params["bias"]
         seeds: list = []
         # numpy while numba is not running in this process (the compiled parser of a large
@@ -308,12 +388,15 @@ def _fit(name, solve):
             return r.w[:-1], bias * r.w[-1], stats
 
         model = one_vs_rest(name, X, y, binary)
-        model.params = {p.name: params[p.name] for p in PARAMS[name]}
+        model.params = {p.name: given[p.name] for p in PARAMS[name]}
+        if lam_auto is not None:
+            model.stats["lambda"] = [lam_auto]
         model.stats["n_rows"] = [X.shape[0]]
         model.stats["train_time"] = [time.perf_counter() - t0]
         model.warm = seeds
         return model
 
+    fit.__name__ = f"fit_{name}"
     return fit
 
 
@@ -342,5 +425,7 @@ def _rls(X, Y, C, params, tag, w0, numpy):
 
 
 PARAMS = {name: SOLVER_PARAMS[name] for name in ("svm", "rls")}
+SOLVER_PARAMS_MAX_ITER = {f"fit_{n}": next(p.default for p in PARAMS[n] if p.name == "max_iter")
+                          for n in PARAMS}
 fit_svm = _fit("svm", _svm)
 fit_rls = _fit("rls", _rls)

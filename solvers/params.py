@@ -221,17 +221,25 @@ NUMPY_NNZ = 100_000
 NUMPY_WORK = 100_000_000
 EARLY_STOPS = ("stability", "validation", "mixed", "none")
 
+# the linear family's λ, chosen from the data when not given (solvers.linear.choose_lambda)
+LAMBDA_AUTO = replace(
+    LAMBDA, default=None, names=("auto",),
+    help="regularisation λ: the objective is λ/2·||w||² + loss (SVMlin's -W; SVMlin's default "
+         "is 1); auto: the best of 10 ... 1e-4 by 5-fold cross-validation of the supervised "
+         "fit on the labeled rows")
+LAMBDA_PATH = (10.0, 1.0, 0.1, 0.01, 0.001, 1e-4)  # largest first: a warm-started path
+
 _LINEAR_PARAMS = {
-    "svm": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
+    "svm": (LAMBDA_AUTO, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
             MAX_ITER.with_default(MFN_ITER_MAX, "maximum number of Newton steps")),
-    "rls": (LAMBDA, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
+    "rls": (LAMBDA_AUTO, COST_POSITIVE, COST_NEGATIVE, EPSILON, BIAS,
             MAX_ITER.with_default(CG_ITER_MAX, "maximum number of CG iterations")),
 }
 
 _MFN_ITER = MAX_ITER.with_default(MFN_ITER_MAX, "maximum number of Newton steps per retraining")
 _S3VM_PARAMS = {
-    "tsvm": (LAMBDA, LAMBDA_U, MAX_SWITCH, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
-    "da": (LAMBDA, LAMBDA_U, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
+    "tsvm": (LAMBDA_AUTO, LAMBDA_U, MAX_SWITCH, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
+    "da": (LAMBDA_AUTO, LAMBDA_U, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
 }
 
 # Laplacian SVM / RLS (Melacci & Belkin)

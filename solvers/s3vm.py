@@ -20,7 +20,7 @@ import numpy as np
 from ssl_svm.solvers import linalg as la
 from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.jit import njit
-from ssl_svm.solvers.linear import _csr, l2svm_mfn
+from ssl_svm.solvers.linear import _csr, fit_svm, l2svm_mfn, resolve_lambda
 from ssl_svm.solvers.multiclass import class_labels, nth_seed, one_vs_rest
 from ssl_svm.solvers.params import SOLVER_PARAMS
 
@@ -390,6 +390,8 @@ def _fit(name, solve):
         (tsvm only: see :func:`tsvm_binary`)."""
         t0 = time.perf_counter()
         X = _csr(X)
+        given = params
+        params, lam_auto = resolve_lambda(fit_svm, X, y, cost, params, name, mean_loss=True)
         bias = params["bias"]
         r = params["positive_fraction"]
         if r is not None and len(class_labels(y)) > 2:
@@ -415,7 +417,9 @@ def _fit(name, solve):
             return res.w[:-1], bias * res.w[-1], stats
 
         model = one_vs_rest(name, X, y, binary)
-        model.params = {p.name: params[p.name] for p in PARAMS[name]}
+        model.params = {p.name: given[p.name] for p in PARAMS[name]}
+        if lam_auto is not None:
+            model.stats["lambda"] = [lam_auto]
         model.stats["n_rows"] = [X.shape[0]]
         model.stats["n_unlabeled"] = [u]
         model.stats["train_time"] = [time.perf_counter() - t0]

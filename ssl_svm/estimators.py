@@ -24,6 +24,7 @@ import inspect
 import logging
 import sys
 import threading
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,7 +34,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ssl_svm import training
+from ssl_svm import training, trust
 from ssl_svm.exceptions import DataError, SolverWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
@@ -279,12 +280,19 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
             else:
                 warn(f"{type(self).__name__} has no warm start from a fitted model (rls, svm, "
                      "lapsvm, laprls have); fitting from scratch", SolverWarning)
+        check = getattr(self, "check", "none")
+        if check not in trust.CHECKS:
+            raise ValueError(f"{type(self).__name__}(check={check!r}): one of "
+                             f"{', '.join(map(repr, trust.CHECKS))}")
         with _solver_context(self.verbose, self.n_jobs, algo):
             prepared = training.prepare(algo, data, keep_unlabeled=True)
             prepared.codes = codes
+            t0 = time.perf_counter()
             model = training.fit(algo, prepared, params, run, probability=self._probability(),
                                  seed=seed, init=init, init_source="the previous fit",
                                  verbose=bool(self.verbose))
+            trust.check_fit(algo, prepared, params, run, model, time.perf_counter() - t0,
+                            check, seed=seed, source=None)
             F_unl = training.transductive_values(model, prepared)
         self._set_fitted(model, classes, label_index)
         transduction = np.empty(y.size, dtype=classes.dtype)
@@ -501,6 +509,8 @@ def _parameters(algo) -> list[tuple[str, object, object]]:
         out.append((name, default, None))
     if "max_memory" in algo.run_options:
         out.append(("max_memory", None, None))
+    if algo.uses_unlabeled and not algo.positive_unlabeled:
+        out.append(("check", "auto", None))
     return out
 
 
@@ -539,6 +549,10 @@ _COMMON_DOC = {
     "verbose": "print the solver's progress on stderr",
     "max_memory": "memory allowed for n×n matrices, e.g. '2G' or a number of MiB (default: "
                   "half the RAM)",
+    "check": "after the fit, cross-validate it and the supervised svm on the same folds of "
+             "the labeled rows and warn (UnlabeledHurtWarning) when the unlabeled rows likely "
+             "hurt: 'auto' when that takes at most ~10 s, 'cv' always, 'none' never (as "
+             "ssl-train --check); the accuracies go to model_.stats",
 }
 
 

@@ -366,8 +366,8 @@ def fit(algo, training: Training, params: dict, run: dict | None = None, *,
         F = training_values(algo, m, data.X)  # once, for both checks
         if F is not None and not check_one_class(algo, params, m, F, training.classes):
             check_lopsided(algo, m, F, data.y, training.codes)
-        if not algo.uses_unlabeled and training.unlabeled_X is not None:
-            check_unlabeled(algo, params, m, training)
+            if not algo.uses_unlabeled and training.unlabeled_X is not None:
+                check_unlabeled(algo, params, m, training)
     return m
 
 
@@ -441,6 +441,16 @@ def check_one_class(algo, params: dict, m, F, classes: list) -> bool:
         if ratio > 1:
             hint = (f"; {_flag(algo, name)} {fmt(v)} is {ratio:.3g}× its default {fmt(d)}, "
                     f"try a smaller value")
+    elif ("lambda" in algo.balance and isinstance(params.get("lambda"), (int, float))
+          and algo.param("lambda").default is None):
+        hint = (f"; try a smaller λ, e.g. {_flag(algo, 'lambda')} "
+                f"{fmt(params['lambda'] / 100)}, or leave it to the data "
+                f"({_flag(algo, 'lambda')} auto, the default)")
+    elif "lambda" in algo.balance and params.get("lambda") is None and m.stats.get("lambda"):
+        lam = m.stats["lambda"][0]  # auto: the value chosen
+        values = values.replace(f"{_flag(algo, 'lambda')} auto",
+                                f"{_flag(algo, 'lambda')} auto = {fmt(lam)}")
+        hint = f"; try a smaller λ, e.g. {_flag(algo, 'lambda')} {fmt(lam / 100)}"
     warn(f"{algo.name} predicts class {pred[0]} for all {F.shape[0]} training rows "
          f"although {len(classes)} classes are labeled: a degenerate fit, the labeled "
          f"rows are outweighed ({values}){hint}", DegenerateFitWarning)
@@ -493,6 +503,8 @@ def check_unlabeled(algo, params: dict, m, training) -> None:
     if pred.size == 1:
         hint = ""
         lam = params.get("lambda")
+        if lam is None:  # auto: the value the solver chose
+            lam = (m.stats.get("lambda") or [None])[0]
         if isinstance(lam, (int, float)) and lam > 0:
             hint = (f"; -W {fmt(lam)} may regularise too strongly for these features: try "
                     f"-W {fmt(lam / 100)}, or choose it by cross-validation "

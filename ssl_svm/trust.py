@@ -182,10 +182,11 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
                       100.0 * float(counts.max()) / n, se, time.perf_counter() - t0)
 
 
-def report(c: Comparison, train_name: str = "TRAIN") -> None:
+def report(c: Comparison, train_name: str | None = "TRAIN") -> None:
     """Say what the comparison found: the accuracies always (``ssl.fit`` log), a
     :class:`ssl_svm.exceptions.UnlabeledHurtWarning` when the unlabeled rows likely hurt or
-    the result is at chance."""
+    the result is at chance, with what to try: ``ssl-tune -a auto TRAIN`` for a file, the
+    Python way for arrays (``train_name`` None)."""
     from ssl_svm.exceptions import UnlabeledHurtWarning, warn
 
     verdict = c.verdict
@@ -202,15 +203,18 @@ def report(c: Comparison, train_name: str = "TRAIN") -> None:
              f"{c.folds}-fold cross-validated accuracy is {c.accuracy:.1f} % against "
              f"{c.baseline:.1f} % for the supervised svm (λ {c.baseline_lambda:g}) on the same "
              f"folds ({c.difference:+.1f} points, standard error {c.se:.1f}; largest class "
-             f"{c.majority:.1f} %): {why}; compare solvers with 'ssl-tune -a auto "
-             f"{train_name}', or train -a svm", UnlabeledHurtWarning)
+             f"{c.majority:.1f} %): {why}; " + (
+                 f"compare solvers with 'ssl-tune -a auto {train_name}', or train -a svm"
+                 if train_name is not None else
+                 "compare estimators with cross_val_score(..., cv=ssl_svm.SemiSupervisedKFold())"
+                 ", or use ssl_svm.SVM"), UnlabeledHurtWarning)
 
 
 CHECKS = ("auto", "cv", "none")
 
 
 def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str = "auto", *,
-              seed: int = 0, source: str = "TRAIN") -> Comparison | None:
+              seed: int = 0, source: str | None = "TRAIN") -> Comparison | None:
     """After a semi-supervised fit ``m`` of ``algo`` on prepared rows ``training`` (which took
     ``fit_seconds``): compare it with the supervised svm (:func:`compare`), say the result
     (:func:`report`) and record it in ``m.stats`` (``check_accuracy``,

@@ -26,8 +26,8 @@ def test_one_class_fit_names_the_dominant_parameter(tmp):
     (w,) = warnings(r.stderr)
     assert re.fullmatch(r"ssl-train: warning: svm predicts class -?1 for all 50 training rows "
                         r"although 2 classes are labeled: a degenerate fit, the labeled rows are "
-                        r"outweighed \(--lambda 1e\+06\); --lambda 1e\+06 is 1e\+06× its "
-                        r"default 1, try a smaller value", w), w
+                        r"outweighed \(--lambda 1e\+06\); try a smaller λ, e\.g\. --lambda "
+                        r"10000, or leave it to the data \(--lambda auto, the default\)", w), w
     r = run("ssl-train", "-a", "svm", PCMAC, tmp / "m", check=0)
     assert warnings(r.stderr) == []
 
