@@ -289,8 +289,9 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str) -> float:
     """λ for a fit of ``name`` given ``lambda`` auto: the best of ``LAMBDA_PATH`` by
     ``LAMBDA_FOLDS``-fold stratified cross-validation (seed 0) of the supervised ``fit``
     (fit_svm, or fit_rls for rls) on the labeled rows of X, y (0 = unlabeled), accuracy
-    pooled over the folds, ties to the larger λ; each fold runs the path largest λ first,
-    warm-started. With a class of fewer than 2 labeled rows, SVMlin's λ = 1. Logged."""
+    pooled over the folds (a λ whose held-out predictions are all one class only when every λ's
+    are), among equals the middle one (the larger of two); each fold runs the path largest λ
+    first, warm-started. With a class of fewer than 2 labeled rows, SVMlin's λ = 1. Logged."""
     from ssl_svm.solvers.crossval import stratified_folds
     from ssl_svm.solvers.params import LAMBDA_PATH
 
@@ -314,6 +315,7 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str) -> float:
            "bias": params["bias"], "max_iter": SOLVER_PARAMS_MAX_ITER[fit.__name__]}
     folds = stratified_folds(yl, k, 0)
     right = np.zeros(len(LAMBDA_PATH))
+    pred = np.zeros((len(LAMBDA_PATH), yl.size))
     quiet = logging.getLogger("ssl.solver")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # the path's own fits are not the user's
@@ -325,10 +327,18 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str) -> float:
                 m = fit(Xl[~test], yl[~test], cl[~test], {**sup, "lambda": lam},
                         **({} if warm is None else {"warm": warm}))
                 warm = m.warm
-                right[j] += np.sum(m.predict(Xl[test]) == yl[test])
+                pred[j, test] = m.predict(Xl[test])
     finally:
         quiet.setLevel(level)
-    j = int(np.argmax(right))  # the first maximum: the largest λ among equals
+    right = (pred == yl).sum(axis=1)
+    # a λ whose held-out predictions are all one class has learnt nothing but the prior (with
+    # 10 labels, λ = 10 ties the majority share): it loses to any that separates
+    separates = np.array([np.unique(p).size > 1 for p in pred])
+    score = np.where(separates, right, -1) if separates.any() else right
+    tied = np.flatnonzero(score == score.max())
+    # the middle of a plateau of equals (e.g. 0.1 ... 1e-4 on 50 labeled text rows), not its
+    # edge: the folds cannot tell them apart, and an edge is where the accuracy falls off
+    j = int(tied[(tied.size - 1) // 2])
     lam = float(LAMBDA_PATH[j] * scale)
     log.info("%s: λ = %.6g (auto: %d-fold cross-validated accuracy %.1f %% of the %s on %d "
              "labeled rows%s, best of %s; %.2f s)", name, lam, k, 100.0 * right[j] / lab.size,

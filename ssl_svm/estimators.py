@@ -291,8 +291,9 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
             model = training.fit(algo, prepared, params, run, probability=self._probability(),
                                  seed=seed, init=init, init_source="the previous fit",
                                  verbose=bool(self.verbose))
-            trust.check_fit(algo, prepared, params, run, model, time.perf_counter() - t0,
-                            check, seed=seed, source=None)
+            self.check_ = trust.check_fit(algo, prepared, params, run, model,
+                                          time.perf_counter() - t0, check, seed=seed,
+                                          source=None)
             F_unl = training.transductive_values(model, prepared)
         self._set_fitted(model, classes, label_index)
         transduction = np.empty(y.size, dtype=classes.dtype)
@@ -552,7 +553,7 @@ _COMMON_DOC = {
     "check": "after the fit, cross-validate it and the supervised svm on the same folds of "
              "the labeled rows and warn (UnlabeledHurtWarning) when the unlabeled rows likely "
              "hurt: 'auto' when that takes at most ~10 s, 'cv' always, 'none' never (as "
-             "ssl-train --check); the accuracies go to model_.stats",
+             "ssl-train --check); the result is check_ (None when not run)",
 }
 
 
