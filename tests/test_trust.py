@@ -48,6 +48,17 @@ def test_paired_difference_and_the_selection_rule():
     s = select({"svm": 89.0, "tsvm": 90.0}, {"svm": svm, "tsvm": right})
     assert s.chosen == "svm" and "kept the supervised svm" in s.text("accuracy", {
         "svm": 89.0, "tsvm": 90.0})
+    # tsvm right on 6 rows the svm gets wrong and wrong on 2 it gets right: +4 points with a
+    # standard error of 2.81, 1.421 of them: more than one, less than the 5 % level's 1.645
+    svm = np.full(100, 100.0)
+    tsvm = svm.copy()
+    svm[:6] = 0.0
+    tsvm[6:8] = 0.0
+    d, se = paired_difference(tsvm, svm)
+    assert d == pytest.approx(4.0) and d / se == pytest.approx(1.4214, abs=1e-3)
+    assert select({"svm": 94.0, "tsvm": 98.0}, {"svm": svm, "tsvm": tsvm}).chosen == "svm"
+    tsvm[6:8] = 100.0  # +6 points, no loss: 2.4 standard errors
+    assert select({"svm": 94.0, "tsvm": 100.0}, {"svm": svm, "tsvm": tsvm}).chosen == "tsvm"
     # no supervised candidate: the best score
     assert select({"tsvm": 1.0, "da": 2.0}, {}).chosen == "da"
 
