@@ -123,7 +123,7 @@ USAGE = [
                   "2 = tsvm, 3 = da)"),
     (["-A", "0", "-a", "svm"], "Error: -A 0 means -a rls, but -a svm was given"),
     (["-W", "-1"], "Error: -W/--lambda must be in (0, 1e+15] (got -1)"),
-    (["-W", "abc"], "Error: -W/--lambda must be a number (got 'abc')"),
+    (["-W", "abc"], "Error: -W/--lambda must be a number or auto (got 'abc')"),
     (["-Cp", "0"], "Error: -Cp/--cost-positive must be in (0, 1e+15] (got 0)"),
     (["--max-iter", "2.5"], "Error: --max-iter must be an integer (got '2.5')"),
     (["-e", "1"], "Error: -e/--epsilon must be in [1e-12, 1) (got 1)"),
