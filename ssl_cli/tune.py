@@ -201,6 +201,24 @@ def _parse_result(line: str, metric: str):
     return None
 
 
+def _check_execution(ctx, validation_file, folds, cluster, n_jobs) -> int:
+    """The folds (-v, default 5) after the checks of -v, VALIDATION, -j, --cluster and
+    standard output that need no data."""
+    if validation_file is not None and folds is not None:
+        raise click.UsageError("VALIDATION replaces the folds; drop -v or VALIDATION", ctx)
+    folds = 5 if folds is None else folds
+    if folds < 2:
+        raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
+                                 param_hint="'-v'")
+    if cluster is not None and n_jobs != 1:
+        raise click.UsageError("-j is for local processes; the cluster's workers set the "
+                               "parallelism of --cluster", ctx)
+    resolve_jobs(n_jobs)
+    if process.stdout_closed():
+        raise DataError("-", "cannot write the results: standard output is closed")
+    return folds
+
+
 def _check_folds(ctx, train, data, classes, codes, folds: int, n_lab: int) -> None:
     """Before any fit: a class with fewer labeled rows than folds leaves some folds without it
     (with one row, a training part without it: every fit of that fold fails), so every grid
@@ -335,16 +353,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
     fixed = {n[2:] for n in kwargs
              if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
     grid = parse_grid(grid_specs, algo.params, algo.name, fixed)
-    if validation_file is not None and folds is not None:
-        raise click.UsageError("VALIDATION replaces the folds; drop -v or VALIDATION", ctx)
-    folds = 5 if folds is None else folds
-    if folds < 2:
-        raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
-                                 param_hint="'-v'")
-    if cluster is not None and n_jobs != 1:
-        raise click.UsageError("-j is for local processes; the cluster's workers set the "
-                               "parallelism of --cluster", ctx)
-    resolve_jobs(n_jobs)
+    folds = _check_execution(ctx, validation_file, folds, cluster, n_jobs)
     if plot_file is not None:
         from ssl_svm.cli import plot
 
@@ -359,8 +368,6 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
                                    "pip install matplotlib)", ctx)
     if algo.positive_unlabeled:  # before reading: the rule needs no data
         _check_metric(ctx, metric, algo, 2, validation_file is not None)
-    if process.stdout_closed():
-        raise DataError("-", "cannot write the results: standard output is closed")
     inputs = {"TRAIN": train, "VALIDATION": validation_file, "--labels": labels_file,
               "--unlabeled": unlabeled_file}
     with Outputs(inputs) as outputs:
@@ -550,18 +557,7 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
                                 else None, False) for a in algos}
     grids = _candidate_grids(ctx, names, grid_specs,
                              lambda n: {k[2:] for k in given if ALGORITHMS[n].param(k[2:])})
-    if validation_file is not None and folds is not None:
-        raise click.UsageError("VALIDATION replaces the folds; drop -v or VALIDATION", ctx)
-    folds = 5 if folds is None else folds
-    if folds < 2:
-        raise click.BadParameter(f"needs at least 2 folds (got {folds})", ctx,
-                                 param_hint="'-v'")
-    if cluster is not None and n_jobs != 1:
-        raise click.UsageError("-j is for local processes; the cluster's workers set the "
-                               "parallelism of --cluster", ctx)
-    resolve_jobs(n_jobs)
-    if process.stdout_closed():
-        raise DataError("-", "cannot write the results: standard output is closed")
+    folds = _check_execution(ctx, validation_file, folds, cluster, n_jobs)
     inputs = {"TRAIN": train, "VALIDATION": validation_file, "--labels": labels_file,
               "--unlabeled": unlabeled_file}
     with Outputs(inputs) as outputs:
