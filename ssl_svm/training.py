@@ -451,6 +451,10 @@ def check_one_class(algo, params: dict, m, F, classes: list) -> bool:
         values = values.replace(f"{_flag(algo, 'lambda')} auto",
                                 f"{_flag(algo, 'lambda')} auto = {fmt(lam)}")
         hint = f"; try a smaller λ, e.g. {_flag(algo, 'lambda')} {fmt(lam / 100)}"
+    if (not hint and "lambda" in algo.balance and isinstance(params.get("lambda"), (int, float))
+            and params["lambda"] > 0):  # at its default: the direction and a value still
+        hint = (f"; try a smaller λ, e.g. {_flag(algo, 'lambda')} "
+                f"{fmt(params['lambda'] / 100)}")
     warn(f"{algo.name} predicts class {pred[0]} for all {F.shape[0]} training rows "
          f"although {len(classes)} classes are labeled: a degenerate fit, the labeled "
          f"rows are outweighed ({values}){hint}", DegenerateFitWarning)
