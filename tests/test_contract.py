@@ -389,7 +389,7 @@ def _edit(model: Path, old: str, new: str, out: Path) -> Path:
     ("n_features 2\n", "n_features 2147483647\n", "n_features 2147483647 needs a weight matrix"),
     ("n_features 2\n", "n_features 99999999999999\n", "n_features must be at most"),
     ("algorithm svm\n", "algorithm nosuch\n", "unknown algorithm 'nosuch'"),
-    ("param lambda 1.0\n", "param lambda -3\n", "parameter lambda: -W/--lambda must be in"),
+    ("param lambda auto\n", "param lambda -3\n", "parameter lambda: -W/--lambda must be in"),
     ("param max_iter 1000\n", "param max_iter 1e308\n", "parameter max_iter: --max-iter must be"),
     ("labels 1 -1\n", "labels 1 9223372036854775807\n", "label must be at most 2147483647"),
     ("weights 2\n", "weights 200000000000\n", "truncated model file (ends before the "
