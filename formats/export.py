@@ -33,11 +33,24 @@ class ExportError(ValueError):
     """The model has no form in the requested format (the message says why)."""
 
 
+def _check_rows(model: Model, tool: str) -> None:
+    """ExportError for a model that scales every row to unit length before its kernel
+    (--graph-metric cosine): LIBSVM's and LIBLINEAR's predictors take rows as given, so the
+    exported file would predict other values."""
+    fn = model.function
+    if not isinstance(fn, LinearFunctions) and fn.unit_rows:
+        raise ExportError(f"the {model.algorithm} model scales every row to unit length before "
+                          f"its kernel (--graph-metric cosine), which {tool}'s predictor does "
+                          "not do; scale the rows to unit length yourself and train with "
+                          "--graph-metric euclidean to export")
+
+
 def _weights(model: Model) -> np.ndarray:
     """The d × k weight matrix of a linear model or of a linear-kernel expansion."""
     fn = model.function
     if isinstance(fn, LinearFunctions):
         return np.asarray(fn.W, dtype=np.float64)
+    _check_rows(model, "LIBLINEAR")
     if fn.kernel.name != "linear":
         raise ExportError(f"a {model.algorithm} model with the {fn.kernel.name} kernel is not "
                           "linear; LIBLINEAR holds linear models only (use --format libsvm for "
@@ -71,6 +84,7 @@ def libsvm_text(model: Model) -> str:
         raise ExportError(f"a {len(model.labels)}-class one-vs-rest model has no LIBSVM form "
                           "(LIBSVM's multi-class models vote one-vs-one); --format liblinear "
                           "holds one-vs-rest linear models")
+    _check_rows(model, "LIBSVM")
     if isinstance(fn, LinearFunctions):
         kernel, gamma, degree, coef0 = "linear", 0.0, 3, 0.0
         rows = sp.csr_matrix(np.asarray(fn.W, dtype=np.float64)[:, 0][None, :])

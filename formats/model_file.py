@@ -20,6 +20,8 @@ round-trips exactly and does not depend on the locale)::
     kernel_gamma 0.5
     kernel_degree 3
     kernel_coef0 0
+    kernel_rows unit                 # optional (--graph-metric cosine): every row scaled to
+                                     # unit length before the kernel, at prediction too
     intercept 0.12                   # one value per function
     weights 4                        # linear: number of nonzero feature rows, then per row:
     17 0.25                          #   1-based feature index, one weight per function
@@ -112,6 +114,8 @@ def model_to_text(model: Model) -> str:
         ks = fn.kernel
         w(f"kernel {ks.name}\nkernel_gamma {_f(ks.gamma)}\nkernel_degree {int(ks.degree)}\n"
           f"kernel_coef0 {_f(ks.coef0)}\n")
+        if fn.unit_rows:
+            w("kernel_rows unit\n")
     w("intercept " + " ".join(_f(v) for v in fn.b) + "\n")
     if isinstance(fn, LinearFunctions):
         W = np.asarray(fn.W, dtype=np.float64)
@@ -122,6 +126,9 @@ def model_to_text(model: Model) -> str:
             w(f"{j} " + " ".join(map(repr, r)) + "\n")
     else:
         R = sp.csr_matrix(fn.rows)
+        if not R.has_canonical_format:  # rows from an array a user built: the file's indices
+            R = R.copy()  # must increase, once each, or it would not load
+            R.sum_duplicates()
         coef = np.asarray(fn.coef, dtype=np.float64)
         w(f"expansion {R.shape[0]}\n")
         for i in range(R.shape[0]):
@@ -290,6 +297,7 @@ def model_from_text(text: str, path: str) -> Model:
             L.i -= 1
             break
     kernel = None
+    unit = False  # 'kernel_rows unit': rows at unit length before the kernel
     if kind == "kernel":
         name = L.keyed("kernel", 1)[0]
         if name not in KERNELS:
@@ -298,6 +306,13 @@ def model_from_text(text: str, path: str) -> Model:
         degree = _int(L, L.keyed("kernel_degree", 1)[0], "kernel_degree", 0, DEGREE.hi)
         coef0 = _float(L, L.keyed("kernel_coef0", 1)[0], "kernel_coef0", COEF0.lo, COEF0.hi)
         kernel = KernelSpec(name, gamma, degree, coef0)
+        parts = L.next("the 'intercept' line")
+        if parts[:1] == ["kernel_rows"]:
+            if parts[1:] != ["unit"]:
+                raise L.error("'kernel_rows' takes one value, unit")
+            unit = True
+        else:
+            L.i -= 1
     b = np.array([_float(L, s, "intercept") for s in L.keyed("intercept", k)])
     left = len(L.lines) - L.i - 1  # lines after the count, 'end' included
     if kind == "linear":
@@ -350,7 +365,7 @@ def model_from_text(text: str, path: str) -> Model:
         rows = sp.csr_matrix((np.array(data, dtype=np.float64),
                               np.array(indices, dtype=np.int32),
                               np.array(indptr, dtype=np.int64)), shape=(m, d))
-        function = KernelExpansion(kernel, rows, coef, b)
+        function = KernelExpansion(kernel, rows, coef, b, unit_rows=unit)
     end = L.next("the final 'end' line")
     if end != ["end"]:
         raise L.error("expected the final 'end' line")

@@ -30,6 +30,7 @@ from ssl_svm.solvers.kernels import (
     prepare,
     sample_rows,
     sqnorms,
+    unit_rows,
 )
 
 log = logging.getLogger("ssl.solver.graph")
@@ -202,6 +203,45 @@ def neighbour_contrast(X, k: int = CONTRAST_NEIGHBOR, rows: int = SAMPLE_ROWS,
         both = np.concatenate([best, np.maximum(D, 0.0)], axis=1)
         best = np.partition(both, kk - 1, axis=1)[:, :kk]
     return float(np.median(np.sqrt(best.max(axis=1)))) / float(np.sqrt(med))
+
+
+METRICS = ("auto", "euclidean", "cosine")
+# --graph-metric auto takes cosine for rows stored sparsely (at most this fraction of the
+# entries stored) with no negative value: documents, counts, tf-idf, where a row's length is
+# its document's length and the direction is what it says; dense or signed rows (images,
+# measurements) keep Euclidean distances
+COSINE_DENSITY = 0.1
+
+
+def resolve_metric(metric: str, X) -> tuple[str, str]:
+    """('euclidean' or 'cosine', how chosen) of --graph-metric ``metric`` on the training
+    rows X; auto is cosine for sparse non-negative rows (:data:`COSINE_DENSITY`)."""
+    if metric != "auto":
+        return metric, "given"
+    n, d = X.shape
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        stored, negative = X.nnz, bool(X.nnz) and float(X.data.min()) < 0
+    else:
+        X = np.asarray(X)
+        stored, negative = int(np.count_nonzero(X)), bool(X.size) and float(X.min()) < 0
+    density = stored / max(n * d, 1)
+    if density <= COSINE_DENSITY and not negative:
+        return "cosine", (f"auto: sparse non-negative rows, {100 * density:.2g} % of the "
+                          "entries stored")
+    return "euclidean", ("auto: " + ("rows with negative values" if negative else
+                                     f"dense rows, {100 * density:.2g} % of the entries "
+                                     "stored"))
+
+
+def metric_rows(metric: str, X, name: str):
+    """(metric taken, the rows the graph and kernel see) for --graph-metric ``metric``: X
+    itself for euclidean, its rows at unit length for cosine; the choice is logged when
+    auto."""
+    metric, how = resolve_metric(metric, X)
+    if how != "given":
+        log.info("%s: graph metric %s (%s)", name, metric, how)
+    return metric, (unit_rows(X) if metric == "cosine" else X)
 
 
 def auto_graph(X, neighbors: int | None, degree: int | None) -> tuple[int, int, str]:

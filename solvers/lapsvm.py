@@ -405,6 +405,7 @@ def _fit(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d_feat = X.shape
+        metric, X = graph_mod.metric_rows(params["graph_metric"], X, name)
         solver = params["solver"]
         if solver == "auto":
             solver = "newton" if n <= DIRECT_MAX_ROWS else "pcg"
@@ -433,8 +434,8 @@ def _fit(name: str):
                              8 * nb * nb * (3 if lap_deg > 1 else 1)))
             kernels.check_plan(plan, max_memory)
         c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
-        gkey = (k_nn, params["graph_weights"], params["heat_width"], params["laplacian"],
-                lap_deg)
+        gkey = (k_nn, metric, params["graph_weights"], params["heat_width"],
+                params["laplacian"], lap_deg)
         if warm is not None and warm["graph_key"] == gkey and warm["n"] == n:
             Xp, lap, gstats = warm["Xp"], warm["lap"], warm["gstats"]
             graph_time = 0.0
@@ -463,6 +464,8 @@ def _fit(name: str):
         Kv = None
         if validation is not None:
             Xv, yv = validation
+            if metric == "cosine":
+                Xv = kernels.unit_rows(Xv)
             Kv = kernels.kernel_block(spec, Xv, Xp)
 
         order, tasks = binary_tasks(y)
@@ -494,8 +497,10 @@ def _fit(name: str):
             for key, v in (("objective", res.objective), ("iterations", res.iterations)):
                 stats.setdefault(key, []).append(v)
         solve_time = time.perf_counter() - ts
-        model = Model(name, order, d_feat, KernelExpansion(spec, X, coef, bs),
-                      params={p.name: params[p.name] for p in PARAMS[name]}, stats=stats)
+        model = Model(name, order, d_feat,
+                      KernelExpansion(spec, X, coef, bs, unit_rows=metric == "cosine"),
+                      params={p.name: metric if p.name == "graph_metric" else params[p.name]
+                              for p in PARAMS[name]}, stats=stats)
         model.stats["n_rows"] = [n]
         model.stats["n_unlabeled"] = [int(np.sum(y == 0))]
         model.stats["graph_edges"] = [gstats["graph_edges"]]

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ssl_svm.solvers.errors import NonFiniteError
-from ssl_svm.solvers.kernels import KernelSpec, kernel_times, prepare, sqnorms
+from ssl_svm.solvers.kernels import KernelSpec, kernel_times, prepare, sqnorms, unit_rows
 
 
 @dataclass
@@ -38,15 +38,21 @@ class KernelExpansion:
     rows: sp.csr_matrix  # (m, n_features)
     coef: np.ndarray  # (m, k)
     b: np.ndarray  # (k,)
+    # every input row is scaled to unit length before the kernel (--graph-metric cosine: the
+    # expansion rows were, at training); the model file's 'kernel_rows unit'
+    unit_rows: bool = False
 
     _prepared: object = field(default=None, repr=False, compare=False)
 
     def decision(self, X) -> np.ndarray:
-        """Σ_i K(x, z_i) coef_i + b, computed in blocks of rows of X."""
+        """Σ_i K(x, z_i) coef_i + b (x scaled to unit length first when ``unit_rows``),
+        computed in blocks of rows of X."""
         if self._prepared is None:  # once per model, not once per prediction chunk
             Z = prepare(self.rows)
             self._prepared = (Z, sqnorms(Z) if self.kernel.name == "rbf" else None)
         Z, zn = self._prepared
+        if self.unit_rows:
+            X = unit_rows(X)
         return kernel_times(self.kernel, X, Z, self.coef, zn) + self.b
 
 

@@ -185,6 +185,13 @@ GRAPH_WEIGHTS = Param("graph_weights", ("--graph-weights",), str, "heat",
                       "exp(-d²/(σ_i σ_j)) with σ_i the distance to row i's k-th neighbour "
                       "(Zelnik-Manor & Perona 2004)",
                       choices=("heat", "binary", "self-tuning"), metavar="NAME")
+GRAPH_METRIC = Param("graph_metric", ("--graph-metric",), str, "auto",
+                     "distance of the graph and the kernel: euclidean on the rows as given, "
+                     "or cosine (every row scaled to unit length first, at training and at "
+                     "prediction; for text); auto: cosine for sparse rows (at most 10 % of "
+                     "the entries stored) with no negative value, else euclidean; the model "
+                     "records the metric taken",
+                     choices=("auto", "euclidean", "cosine"), metavar="NAME")
 # the graph solvers' rbf width defaults to the heat width, γ = 1/(2t²): below 1e-7 it would
 # pass the 1e15 that every γ must stay under (a model file holds no larger), and below ~1e-154
 # t² underflows to 0; any width far under the data's resolution gives the same all-zero
@@ -264,8 +271,8 @@ _LAP_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop n
                                 "at α = 0")
 _LAP_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
                                   "(default 50)")
-_LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH,
-               LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
+_LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_METRIC,
+               GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
 _LAP_PARAMS = {
     "lapsvm": _LAP_COMMON + (_LAP_SOLVER, _EARLY_STOP, _LAP_EPS, _LAP_BIAS, _LAP_ITER),
     "laprls": _LAP_COMMON + (
@@ -370,8 +377,8 @@ _TOL_TV = _TOL.with_default(1e-2)
 _TV_ITER = replace(MAX_ITER, high=100_000).with_default(100, "maximum number of outer "
                                                         "iterations")
 _NEIGHBORS = NEIGHBORS.with_default(10)
-_TV_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_WEIGHTS, HEAT_WIDTH,
-              _TV_LAMBDA, _R1, _NYSTROM)
+_TV_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_METRIC, GRAPH_WEIGHTS,
+              HEAT_WIDTH, _TV_LAMBDA, _R1, _NYSTROM)
 _TAIL = (_TOL, _TV_ITER, _PROX_TOL)
 _TAIL_TV = (_TOL_TV, _TV_ITER, _PROX_TOL)
 _TV_PARAMS = {

@@ -499,9 +499,9 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
                 F[:, k], A[:, k] = steps[k].correct(F0[:, k], A0[:, k])
         Gh = np.empty((n, c))
         tv_it = 0
-        for k in range(c):
-            res = tv.tv_prox(st.edges, F[:, k] + Lm[:, k] / r, gamma, r, g0=gb[k], p0=ps[k],
-                             tol=prox_tol)
+        results = tv.tv_prox_columns(st.edges, F + Lm / r, gamma, r, G0=gb, P0=ps,
+                                     tol=prox_tol)
+        for k, res in enumerate(results):
             gb[k], ps[k] = res.g, res.p
             Gh[:, k] = res.g
             tv_it += res.iterations
@@ -624,12 +624,19 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
     """
     n, k_cls = Y.shape
     lab = np.asarray(lab, bool)
-    if step == "rls":
-        smooth = [st.rls] * k_cls
-    else:
+    if step == "svm":
         base = _SVMBase(st, lab)
-        smooth = [_SVMStep(st, np.where(lab, 2.0 * Y[:, k] - 1.0, 0.0), mu, base)
-                  for k in range(k_cls)]
+        steps = [_SVMStep(st, np.where(lab, 2.0 * Y[:, k] - 1.0, 0.0), mu, base)
+                 for k in range(k_cls)]
+
+    def smooth(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # every class in one blocked RLS solve (one pass over the factor, not c), then the
+        # SVM correction per class
+        E, A = st.rls(V)
+        if step == "svm":
+            for k in range(k_cls):
+                E[:, k], A[:, k] = steps[k].correct(E[:, k], A[:, k])
+        return E, A
     rng = np.random.default_rng(seed)
     if isinstance(start, str):
         start = cheeger_start(Y, lab, start)
@@ -657,6 +664,8 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
     for it in range(1, max_iter + 1):
         beat(log, "outer iteration %d of at most %d", it, max_iter)
         T = np.empty((n, k_cls))
+        V = np.empty((n, k_cls))
+        rho = np.empty(k_cls)
         E_all = 0.0
         tv_it = 0
         for k in range(k_cls):
@@ -664,9 +673,11 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
             med = float(np.median(fk))
             E = st.edges.tv(fk) / max(float(np.sum(np.abs(fk - med))), 1e-300)
             E_all += E
-            e, _ = smooth[k](fk + c * np.sign(fk - med))
-            res = tv.tv_prox(st.edges, e, 1.0, max(E, 1e-12) / c, g0=hs[k], p0=ps[k],
-                             tol=prox_tol)
+            V[:, k] = fk + c * np.sign(fk - med)
+            rho[k] = max(E, 1e-12) / c
+        e, _ = smooth(V)
+        results = tv.tv_prox_columns(st.edges, e, 1.0, rho, G0=hs, P0=ps, tol=prox_tol)
+        for k, res in enumerate(results):
             hs[k], ps[k] = res.g, res.p
             T[:, k] = res.g - np.median(res.g)
             tv_it += res.iterations
@@ -683,9 +694,7 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
         if change <= tol:
             converged = True
             break
-    A = np.empty((n, k_cls))
-    for k in range(k_cls):
-        _, A[:, k] = smooth[k](F[:, k])
+    _, A = smooth(F)
     return TVResult(F, A, it, converged, energy)
 
 
@@ -748,6 +757,7 @@ def _fit_tv(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d = X.shape
+        metric, X = graph.metric_rows(params["graph_metric"], X, name)
         y = np.asarray(y, dtype=np.float64)
         classes = class_labels(y)
         if len(classes) < 2:
@@ -827,8 +837,10 @@ def _fit_tv(name: str):
                  res.iterations)
         used = dict(params)
         used.update(extra)  # the defaults actually taken for this class count
+        used["graph_metric"] = metric
         rows, coef = st.expansion(coef)
-        model = Model(name, order, d, KernelExpansion(spec, rows, coef, np.zeros(coef.shape[1])),
+        model = Model(name, order, d, KernelExpansion(spec, rows, coef, np.zeros(coef.shape[1]),
+                                                      unit_rows=metric == "cosine"),
                       params={p.name: used[p.name] for p in PARAMS[name]})
         model.stats = {"energy": [res.energy[-1]], "iterations": [res.iterations],
                        "converged": [float(res.converged)], "n_rows": [n],

@@ -260,6 +260,16 @@ def init_seeds(m, algo, params, data, codes, source: str):
         rows = sp.csr_matrix(fn.rows)
         r = rows.shape[0]
         head = sp.csr_matrix(data.X[:r])
+        if "graph_metric" in params:
+            from ssl_svm.solvers.graph import resolve_metric
+            from ssl_svm.solvers.kernels import unit_rows
+
+            model_metric = "cosine" if fn.unit_rows else "euclidean"
+            if resolve_metric(params["graph_metric"], data.X)[0] != model_metric:
+                raise DataError(source, f"--init: the model was trained with --graph-metric "
+                                f"{model_metric}; give the same metric")
+            if fn.unit_rows:
+                head = unit_rows(head)
         if params.get("gamma") is None:  # auto: continue with the model's width
             params["gamma"] = fn.kernel.gamma
             log.info("--init: kernel γ = %.6g from the model", fn.kernel.gamma)

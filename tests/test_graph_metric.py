@@ -1,0 +1,139 @@
+"""--graph-metric (issue 31): cosine graphs and kernels for text, recorded in the model and
+applied again at prediction."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import SAMPLES, run, shared
+
+from ssl_svm.formats.model_file import model_from_text, model_to_text, read_model
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import graph, kernels
+from ssl_svm.solvers.registry import ALGORITHMS
+
+
+def _scaled_rows(X, seed=0):
+    """X with every row multiplied by a random length (a document-length spread of 30x), as
+    unnormalised tf or tf-idf rows come."""
+    s = np.exp(np.random.default_rng(seed).uniform(0.0, np.log(30.0), X.shape[0]))
+    return sp.diags(s) @ sp.csr_matrix(X)
+
+
+def _write(path, X, labels):
+    X = sp.csr_matrix(X, copy=True)
+    X.sort_indices()
+    with open(path, "w") as f:
+        for i in range(X.shape[0]):
+            a, b = X.indptr[i], X.indptr[i + 1]
+            feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(X.indices[a:b].tolist(),
+                                                               X.data[a:b].tolist()))
+            f.write(f"{int(labels[i])} {feats}\n")
+
+
+def test_unit_rows_and_the_auto_rule():
+    rng = np.random.default_rng(0)
+    D = rng.normal(size=(30, 8))
+    D[3] = 0.0
+    U = kernels.unit_rows(D)
+    norms = np.linalg.norm(U, axis=1)
+    assert np.allclose(np.delete(norms, 3), 1.0) and norms[3] == 0.0
+    S = sp.random(40, 500, density=0.02, random_state=1, format="csr")
+    US = kernels.unit_rows(S)
+    assert sp.issparse(US) and (US != 0).nnz == (S != 0).nnz
+    np.testing.assert_allclose(US.toarray(), kernels.unit_rows(S.toarray()), rtol=1e-15)
+    assert S.data.min() >= 0 and kernels.unit_rows(S) is not S
+    # auto: cosine for sparse non-negative rows only
+    assert graph.resolve_metric("auto", S)[0] == "cosine"
+    assert graph.resolve_metric("auto", S.toarray())[0] == "cosine"  # storage does not matter
+    assert graph.resolve_metric("auto", D)[0] == "euclidean"  # dense
+    neg = S.copy()
+    neg.data[0] = -1.0
+    metric, how = graph.resolve_metric("auto", neg)
+    assert metric == "euclidean" and "negative" in how
+    assert graph.resolve_metric("euclidean", S) == ("euclidean", "given")
+    assert graph.resolve_metric("cosine", D) == ("cosine", "given")
+
+
+@pytest.mark.parametrize("algo", ["lapsvm", "laprls", "tvrls", "cheeger-rls"])
+def test_cosine_is_euclidean_on_unit_rows_and_predicts_on_raw_rows(algo):
+    """A cosine fit on rows of any lengths is the Euclidean fit on the same rows at unit
+    length (same graph, kernel, coefficients), and its model gives a row the same value at
+    any positive length."""
+    data = read_dataset(str(SAMPLES / "pcmac.train"))
+    X = _scaled_rows(data.X)
+    y = data.y
+    fit = ALGORITHMS[algo].fit
+    params = ALGORITHMS[algo].defaults()
+    cos = fit(X, y, None, {**params, "graph_metric": "auto"})
+    euc = fit(kernels.unit_rows(X), y, None, {**params, "graph_metric": "euclidean"})
+    assert cos.params["graph_metric"] == "cosine" and euc.params["graph_metric"] == "euclidean"
+    assert cos.function.unit_rows and not euc.function.unit_rows
+    assert cos.function.kernel == euc.function.kernel
+    np.testing.assert_allclose(cos.function.coef, euc.function.coef, rtol=1e-9, atol=1e-12)
+    test = read_dataset(str(SAMPLES / "pcmac.test"), n_features=data.X.shape[1]).X
+    F = cos.decision_function(test)
+    np.testing.assert_allclose(F, euc.decision_function(kernels.unit_rows(test)), rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(F, cos.decision_function(_scaled_rows(test, seed=5)),
+                               rtol=1e-9, atol=1e-12)
+    # the model file keeps it
+    again = model_from_text(model_to_text(cos), "m")
+    assert again.function.unit_rows
+    np.testing.assert_array_equal(again.decision_function(test), F)
+
+
+def _hidden_labels() -> np.ndarray:
+    """The true labels of pcmac.train's unlabeled rows: its rows are the 50 labeled and the
+    first 450 unlabeled rows of the shared pcmac-svmlin split (sample_data/make_samples.py),
+    whose train.truth holds every row's label."""
+    rows = shared("bench", "pcmac-svmlin", "train.svm").read_text().splitlines()
+    truth = shared("bench", "pcmac-svmlin", "train.truth").read_text().split()
+    hidden = [float(t) for ln, t in zip(rows, truth) if ln.startswith("0 ")]
+    return np.array(hidden[:450])
+
+
+def test_cosine_helps_where_row_lengths_vary_through_the_commands(tmp):
+    """pcmac's 50 labels and 450 unlabeled rows with document lengths spread 30x: the
+    Euclidean kNN graph links rows by length, the cosine one (auto here) by content; the
+    model scales new rows too, so ssl-predict on the same rows at other lengths repeats -l."""
+    data = read_dataset(str(SAMPLES / "pcmac.train"))
+    unl = data.y == 0
+    _write(tmp / "raw.svm", _scaled_rows(data.X), data.y)
+    _write(tmp / "u.svm", _scaled_rows(data.X, seed=9)[unl], np.zeros(unl.sum()))
+    right = {}
+    for metric in ("auto", "euclidean"):
+        model = tmp / f"{metric}.m"
+        r = run("ssl-train", "-a", "lapsvm", "--check", "none", "--graph-metric", metric,
+                "-l", tmp / f"{metric}.l", "--values", tmp / "raw.svm", model, check=0)
+        text = model.read_text()
+        if metric == "auto":
+            assert "lapsvm: graph metric cosine (auto: sparse non-negative rows" in r.stderr
+            assert "param graph_metric cosine\n" in text and "kernel_rows unit\n" in text
+        else:
+            assert "graph metric" not in r.stderr and "kernel_rows" not in text
+            assert "param graph_metric euclidean\n" in text
+        values = np.loadtxt(tmp / f"{metric}.l")[:, 1]  # label, value
+        assert values.size == unl.sum() == 450
+        p = run("ssl-predict", "--values", tmp / "u.svm", model, tmp / "p", check=0)
+        if metric == "auto":
+            np.testing.assert_allclose(np.loadtxt(tmp / "p")[:, 1], values, rtol=1e-6,
+                                       atol=1e-9)
+        right[metric] = float(np.mean(np.where(values > 0, 1.0, -1.0) == _hidden_labels()))
+        assert p.returncode == 0
+    assert right["auto"] >= 0.85 and right["euclidean"] <= 0.75, right
+    # a cosine model has no LIBSVM form (its predictor takes rows as given)
+    r = run("ssl-export", "-f", "libsvm", tmp / "auto.m", tmp / "x", check=1)
+    assert "--graph-metric cosine" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp / "x").exists()
+    run("ssl-export", "-q", "-f", "libsvm", tmp / "euclidean.m", tmp / "x", check=0)
+
+
+def test_model_file_checks_kernel_rows(tmp):
+    data = read_dataset(str(SAMPLES / "pcmac.train"))
+    m = ALGORITHMS["lapsvm"].fit(data.X, data.y, None, {**ALGORITHMS["lapsvm"].defaults(),
+                                                        "graph_metric": "cosine"})
+    text = model_to_text(m)
+    assert text.count("kernel_rows unit\n") == 1
+    (tmp / "bad").write_text(text.replace("kernel_rows unit\n", "kernel_rows half\n"))
+    with pytest.raises(Exception, match="'kernel_rows' takes one value, unit"):
+        read_model(str(tmp / "bad"))
