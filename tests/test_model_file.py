@@ -67,6 +67,23 @@ def test_kernel_expansion_round_trip(tmp):
         assert_bit_identical(m, m2, X)
 
 
+
+def test_expansion_rows_out_of_order_are_written_in_order(tmp):
+    """A CSR array a Python user built (indices in any order, a duplicate entry) as the
+    expansion rows: the file lists each row's features increasing, once each, so it loads
+    and predicts as the model does."""
+    Z = sp.csr_matrix((np.array([0.5, 2.0, -1.0, 0.25, 0.25]), np.array([3, 0, 2, 1, 1]),
+                       np.array([0, 3, 5])), shape=(2, 4))
+    assert not Z.has_canonical_format
+    m = Model("lapsvm", [1, -1], 4, KernelExpansion(KernelSpec("rbf", gamma=0.3), Z,
+                                                    np.array([[1.0], [-2.0]]), np.array([0.1])))
+    write_model(m, str(tmp / "k"))
+    m2 = read_model(str(tmp / "k"))
+    np.testing.assert_array_equal(m2.function.rows.toarray(), Z.toarray())
+    X = sp.csr_matrix(np.random.default_rng(0).normal(size=(6, 4)))
+    np.testing.assert_allclose(m2.decision_function(X), m.decision_function(X), rtol=1e-15)
+    assert not Z.has_canonical_format  # the model's own rows are left as they were
+
 def test_write_is_atomic_and_leaves_no_temp_files(tmp):
     m, _ = trained("svm", shared("bench", "a9a-100", "train.svm"))
     write_model(m, str(tmp / "m"))
