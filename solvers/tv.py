@@ -16,8 +16,9 @@ primal ``P(g) = γ‖Dg‖₁ + ρ/2‖g − z‖²`` and dual ``Q(p) = ⟨p, Dz
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import prange
@@ -32,6 +33,7 @@ class Edges:
     j: np.ndarray  # int64
     c: np.ndarray  # float64
     n: int
+    _step_bound: float | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_adjacency(cls, W) -> Edges:
@@ -52,6 +54,35 @@ class Edges:
         np.add.at(deg, self.i, self.c * self.c)
         np.add.at(deg, self.j, self.c * self.c)
         return float(2.0 * deg.max()) if deg.size else 0.0
+
+    def step_bound(self) -> float:
+        """An upper bound of ‖D‖₂² for the prox's step sizes, near the true value: the largest
+        eigenvalue of DᵀD by Lanczos (a Ritz value, at most the true one, converged to 1e-8)
+        raised by 1 %, never above :meth:`norm_bound`, which it replaces where Lanczos does not
+        converge. On kNN graphs the degree bound is about twice ‖D‖² (USPS 0/1/4/9: 257
+        against 134), and steps √2 times longer cut the prox's iterations. Computed once per
+        graph, deterministically (a seeded start)."""
+        if self._step_bound is None:
+            bound = self.norm_bound()
+            if self.m and self.n > 2:
+                A = (self.matrix().T @ self.matrix()).tocsr()
+                try:
+                    if self.n <= 200:
+                        top = float(np.linalg.eigvalsh(A.toarray())[-1])
+                    else:
+                        from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+                        v0 = np.random.default_rng(0).standard_normal(self.n)
+                        try:
+                            top = float(eigsh(A, k=1, which="LA", v0=v0, tol=1e-8,
+                                              return_eigenvectors=False)[0])
+                        except ArpackNoConvergence:
+                            top = bound
+                except np.linalg.LinAlgError:
+                    top = bound
+                bound = min(bound, 1.01 * top)
+            self._step_bound = bound
+        return self._step_bound
 
     def tv(self, f: np.ndarray) -> float:
         """‖Df‖₁ = Σ_{i,j} w_ij |f_i − f_j| over ordered pairs."""
@@ -164,7 +195,7 @@ def tv_prox(edges: Edges, z: np.ndarray, gamma: float, rho: float,
             restart_factor: float = 0.5) -> ProxResult:
     """argmin_g γ‖Dg‖₁ + ρ/2‖g − z‖² by accelerated Chambolle–Pock, warm-started at (g0, p0).
 
-    Steps τ0 = 1/‖D‖, σ0 = 1/(τ0‖D‖²) with the bound of ``Edges.norm_bound``; θ = 1/√(1+2ρτ).
+    Steps τ0 = 1/‖D‖, σ0 = 1/(τ0‖D‖²) with the bound of ``Edges.step_bound``; θ = 1/√(1+2ρτ).
     The gap is checked every ``check_every`` iterations; when it has fallen below
     ``restart_factor`` × its value at the last restart the steps restart from (τ0, σ0)
     (0 disables). Stops when the gap is at most ``tol``·max(1, |primal|) or after
@@ -177,7 +208,7 @@ def tv_prox(edges: Edges, z: np.ndarray, gamma: float, rho: float,
     if edges.m == 0 or gamma == 0.0:
         return ProxResult(z.copy(), p, 0, 0.0, 0.0)
     it, primal, dual, restarts = _cp_loop(edges.i, edges.j, edges.c, z, float(gamma),
-                                          float(rho), x, p, edges.norm_bound(), float(tol),
+                                          float(rho), x, p, edges.step_bound(), float(tol),
                                           int(max_iter), int(check_every),
                                           float(restart_factor))
     return ProxResult(x, p, int(it), float(primal), float(dual), int(restarts))
@@ -224,9 +255,15 @@ def tv_prox_columns(edges: Edges, Z: np.ndarray, gammas, rhos, G0=None, P0=None,
     if run.size:
         sub = np.zeros((run.size, 4))
         Xr, Pr = np.ascontiguousarray(X[run]), np.ascontiguousarray(P[run])
-        _cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]), gammas[run],
-                    rhos[run], Xr, Pr, edges.norm_bound(), float(tol), int(max_iter),
-                    int(check_every), float(restart_factor), sub)
+        # one column a chunk: the columns' iteration counts differ several-fold, and a thread
+        # that finished its half takes the next column instead of waiting
+        before = numba.set_parallel_chunksize(1)
+        try:
+            _cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]), gammas[run],
+                        rhos[run], Xr, Pr, edges.step_bound(), float(tol), int(max_iter),
+                        int(check_every), float(restart_factor), sub)
+        finally:
+            numba.set_parallel_chunksize(before)
         X[run], P[run], stats[run] = Xr, Pr, sub
     out = []
     for t in range(k):
