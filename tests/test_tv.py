@@ -44,6 +44,18 @@ def test_edges_tv_is_the_papers_double_sum():
     assert np.linalg.norm(e.matrix().toarray(), 2) ** 2 <= e.norm_bound() * (1 + 1e-12)
 
 
+def test_step_bound_is_above_the_norm_and_below_the_degree_bound():
+    """The prox's steps come from ‖D‖² raised by 1 % (dense eigenvalues on small graphs,
+    Lanczos on larger ones): an upper bound, as the method needs, and well below the degree
+    bound, twice too large on kNN graphs."""
+    for n in (40, 600):
+        e, _ = _random_graph(n, 8, 3)
+        true = np.linalg.norm(e.matrix().toarray(), 2) ** 2
+        assert true <= e.step_bound() <= 1.0101 * true
+        assert e.step_bound() < 0.8 * e.norm_bound()
+        assert e.step_bound() == e.step_bound()  # computed once, the same every call
+
+
 @pytest.mark.parametrize("seed,gamma,rho", [(0, 0.05, 1.0), (1, 0.5, 1.0), (2, 0.2, 10.0),
                                             (3, 2.0, 0.5)])
 def test_tv_prox_equals_an_exact_qp(seed, gamma, rho):
