@@ -211,11 +211,13 @@ METRICS = ("auto", "euclidean", "cosine")
 # its document's length and the direction is what it says; dense or signed rows (images,
 # measurements) keep Euclidean distances
 COSINE_DENSITY = 0.1
+UNIT_TOLERANCE = 1e-6  # rows this close to unit length count as normalised already
 
 
 def resolve_metric(metric: str, X) -> tuple[str, str]:
     """('euclidean' or 'cosine', how chosen) of --graph-metric ``metric`` on the training
-    rows X; auto is cosine for sparse non-negative rows (:data:`COSINE_DENSITY`)."""
+    rows X; auto is cosine for sparse non-negative rows (:data:`COSINE_DENSITY`) unless every
+    row is at unit length already."""
     if metric != "auto":
         return metric, "given"
     n, d = X.shape
@@ -227,8 +229,13 @@ def resolve_metric(metric: str, X) -> tuple[str, str]:
         stored, negative = int(np.count_nonzero(X)), bool(X.size) and float(X.min()) < 0
     density = stored / max(n * d, 1)
     if density <= COSINE_DENSITY and not negative:
+        norms = np.sqrt(sqnorms(X if sp.issparse(X) else np.asarray(X, dtype=np.float64)))
+        if np.all(np.abs(norms[norms > 0] - 1.0) <= UNIT_TOLERANCE):
+            # the same graph either way; euclidean keeps the model free of a row scaling that
+            # LIBSVM's and LIBLINEAR's predictors cannot repeat (ssl-export)
+            return "euclidean", "auto: the rows are at unit length already"
         return "cosine", (f"auto: sparse non-negative rows, {100 * density:.2g} % of the "
-                          "entries stored")
+                          "entries stored, of different lengths")
     return "euclidean", ("auto: " + ("rows with negative values" if negative else
                                      f"dense rows, {100 * density:.2g} % of the entries "
                                      "stored"))

@@ -50,6 +50,11 @@ def test_unit_rows_and_the_auto_rule():
     neg.data[0] = -1.0
     metric, how = graph.resolve_metric("auto", neg)
     assert metric == "euclidean" and "negative" in how
+    # rows at unit length already: the same graph, and a model LIBSVM can serve
+    metric, how = graph.resolve_metric("auto", US)
+    assert metric == "euclidean" and "unit length already" in how
+    assert graph.resolve_metric("auto", kernels.unit_rows(US * 3.0))[0] == "euclidean"
+    assert graph.resolve_metric("auto", sp.vstack([US, 2 * US[:1]]))[0] == "cosine"
     assert graph.resolve_metric("euclidean", S) == ("euclidean", "given")
     assert graph.resolve_metric("cosine", D) == ("cosine", "given")
 
