@@ -205,7 +205,6 @@ def neighbour_contrast(X, k: int = CONTRAST_NEIGHBOR, rows: int = SAMPLE_ROWS,
     return float(np.median(np.sqrt(best.max(axis=1)))) / float(np.sqrt(med))
 
 
-METRICS = ("auto", "euclidean", "cosine")
 # --graph-metric auto takes cosine for rows stored sparsely (at most this fraction of the
 # entries stored) with no negative value: documents, counts, tf-idf, where a row's length is
 # its document's length and the direction is what it says; dense or signed rows (images,
@@ -229,7 +228,7 @@ def resolve_metric(metric: str, X) -> tuple[str, str]:
         stored, negative = int(np.count_nonzero(X)), bool(X.size) and float(X.min()) < 0
     density = stored / max(n * d, 1)
     if density <= COSINE_DENSITY and not negative:
-        norms = np.sqrt(sqnorms(X if sp.issparse(X) else np.asarray(X, dtype=np.float64)))
+        norms = np.sqrt(sqnorms(X))
         if np.all(np.abs(norms[norms > 0] - 1.0) <= UNIT_TOLERANCE):
             # the same graph either way; euclidean keeps the model free of a row scaling that
             # LIBSVM's and LIBLINEAR's predictors cannot repeat (ssl-export)

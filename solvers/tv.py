@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import prange
@@ -63,25 +62,22 @@ class Edges:
         against 134), and steps √2 times longer cut the prox's iterations. Computed once per
         graph, deterministically (a seeded start)."""
         if self._step_bound is None:
-            bound = self.norm_bound()
+            bound = top = self.norm_bound()
             if self.m and self.n > 2:
-                A = (self.matrix().T @ self.matrix()).tocsr()
-                try:
-                    if self.n <= 200:
-                        top = float(np.linalg.eigvalsh(A.toarray())[-1])
-                    else:
-                        from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+                D = self.matrix()
+                A = (D.T @ D).tocsr()
+                if self.n <= 200:
+                    top = float(np.linalg.eigvalsh(A.toarray())[-1])
+                else:
+                    from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
-                        v0 = np.random.default_rng(0).standard_normal(self.n)
-                        try:
-                            top = float(eigsh(A, k=1, which="LA", v0=v0, tol=1e-8,
-                                              return_eigenvectors=False)[0])
-                        except ArpackNoConvergence:
-                            top = bound
-                except np.linalg.LinAlgError:
-                    top = bound
-                bound = min(bound, 1.01 * top)
-            self._step_bound = bound
+                    v0 = np.random.default_rng(0).standard_normal(self.n)
+                    try:
+                        top = float(eigsh(A, k=1, which="LA", v0=v0, tol=1e-8,
+                                          return_eigenvectors=False)[0])
+                    except ArpackNoConvergence:
+                        pass
+            self._step_bound = min(bound, 1.01 * top)
         return self._step_bound
 
     def tv(self, f: np.ndarray) -> float:
@@ -255,15 +251,9 @@ def tv_prox_columns(edges: Edges, Z: np.ndarray, gammas, rhos, G0=None, P0=None,
     if run.size:
         sub = np.zeros((run.size, 4))
         Xr, Pr = np.ascontiguousarray(X[run]), np.ascontiguousarray(P[run])
-        # one column a chunk: the columns' iteration counts differ several-fold, and a thread
-        # that finished its half takes the next column instead of waiting
-        before = numba.set_parallel_chunksize(1)
-        try:
-            _cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]), gammas[run],
-                        rhos[run], Xr, Pr, edges.step_bound(), float(tol), int(max_iter),
-                        int(check_every), float(restart_factor), sub)
-        finally:
-            numba.set_parallel_chunksize(before)
+        _cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]), gammas[run],
+                    rhos[run], Xr, Pr, edges.step_bound(), float(tol), int(max_iter),
+                    int(check_every), float(restart_factor), sub)
         X[run], P[run], stats[run] = Xr, Pr, sub
     out = []
     for t in range(k):
