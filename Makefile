@@ -34,9 +34,13 @@ demo: $(VENV)/.installed
 	$(BIN)/ssl-train -a svm -W 0.01 -v 5 -q sample_data/shuttle.train
 	@rm -f out.pcmac.model out.pcmac.pred out.shuttle-rls.model out.shuttle-rls.pred
 
+# The suite runs on TEST_JOBS processes (pytest-xdist; auto: one per core); TEST_JOBS=0 runs it
+# in this process alone.
+TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench
-	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 tests
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 \
+		-n $(TEST_JOBS) --dist worksteal tests
 
 # A longer campaign of the contract fuzzer (tests/test_fuzz.py runs the short one in `make test`):
 # FUZZ_SCALE times the cases, with its own seed (FUZZ_SEED=N to repeat a campaign).

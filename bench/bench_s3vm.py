@@ -99,7 +99,10 @@ def svmlin_accuracy(split, weights):
 def run_cli(split, algo, extra, r, tmp, reps, svmlin=None):
     """Ours (and SVMlin's, given its program) in turn: medians of whole-process seconds."""
     train = SHARED / "bench" / split / "train.svm"
-    args = [BIN / "ssl-train", "--verbose", "-a", algo, "-W", "0.001", *extra]
+    # --check none: SVMlin fits once; the check against the supervised svm (five fold fits
+    # when they are short) is a cost of its own, measured in BENCHMARKS.md
+    args = [BIN / "ssl-train", "--verbose", "--check", "none", "-a", algo, "-W", "0.001",
+            *extra]
     if algo != "svm":
         args += ["-U", "1", "-R", repr(r)]
     args += ["-l", tmp / "trans", train, tmp / "model"]
@@ -147,8 +150,10 @@ def main():
     source = "measured here, in turn" if svmlin else "REFERENCE.md"
     print(f"| split | method | ours: test / transductive % | ours: time (process) | "
           f"solver alone | SVMlin ({source}): test / transductive % (time) | ratio (process) "
-          f"| objective |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"| objective | test ≥ SVMlin's − 0.5 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    # the floor tests/test_s3vm.py holds on the shorter splits; this run holds it on all
+    below = []
     with tempfile.TemporaryDirectory() as td:
         tmp = Path(td)
         for split in splits:
@@ -159,8 +164,12 @@ def main():
                 ref = measured or SVMLIN[split][name]
                 print(f"| {split} | {name} | {acc:.2f} / {tacc:.2f} | {t:.2f} s | {fit_t:.2f} s"
                       f" | {ref[0]:.2f} / {ref[1]:.2f} ({ref[2]:g} s) | {t / ref[2]:.2f} | "
-                      f"{obj:.6g} |", flush=True)
-            print(f"| {split} | SVMlight TSVM | | | | {SVMLIGHT[split]} | | |", flush=True)
+                      f"{obj:.6g} | {'yes' if acc >= ref[0] - 0.5 else 'NO'} |", flush=True)
+                if algo != "svm" and acc < ref[0] - 0.5:
+                    below.append(f"{split} {name}")
+            print(f"| {split} | SVMlight TSVM | | | | {SVMLIGHT[split]} | | | |", flush=True)
+    if below:
+        sys.exit("test accuracy more than 0.5 below SVMlin's: " + ", ".join(below))
 
 
 if __name__ == "__main__":

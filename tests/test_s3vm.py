@@ -181,8 +181,13 @@ def test_pcmac_floors(tmp):
     assert cli_accuracy(tmp, "pcmac-svmlin", "da") >= 94.7
 
 
+# mnist38-80 is a large run (da alone takes as long as SVMlin's 213 s): bench/bench_s3vm.py
+# measures it beside SVMlin with every other split
+LARGE = {"mnist38-80"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("split", sorted(SVMLIN))
+@pytest.mark.parametrize("split", sorted(set(SVMLIN) - LARGE))
 @pytest.mark.parametrize("algo", ["tsvm", "da"])
 def test_accuracy_not_below_svmlin(tmp, split, algo):
     acc = cli_accuracy(tmp, split, algo)
