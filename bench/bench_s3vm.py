@@ -11,6 +11,7 @@ on the same split in turn with ours (whole processes, alternating, --reps each, 
 the ratio is measured in this run; without it the SVMlin column quotes REFERENCE.md.
 
 Usage: [SVMLIN=/path/to/svmlin] python bench/bench_s3vm.py [--only SPLIT ...] [--reps N]
+       [--methods svm tsvm-S1 tsvm da]
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="+", default=None)
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
     args = ap.parse_args()
     splits = args.only or list(SVMLIN)
     svmlin = os.environ.get("SVMLIN")
@@ -158,7 +160,8 @@ def main():
         tmp = Path(td)
         for split in splits:
             r = split_r(split)
-            for name, (algo, extra) in METHODS.items():
+            for name in args.methods:
+                algo, extra = METHODS[name]
                 t, fit_t, acc, tacc, obj, measured = run_cli(split, algo, extra, r, tmp,
                                                              args.reps, svmlin)
                 ref = measured or SVMLIN[split][name]

@@ -63,17 +63,52 @@ def outputs(indptr, indices, data, bias, w, rows, o):
 # blocks' results in a fixed order (deterministic for a given number of threads).
 
 @njit(cache=True)
-def _x_block(indptr, indices, data, pb, rows, lo, hi, p, C, q):
-    """q[t] = x_rows[t]·p[:d] + pb for t in [lo, hi); returns Σ_t C[rows[t]] q[t]²."""
-    acc = 0.0
+def _xxt_block(indptr, indices, data, pb, rows, lo, hi, p, C, q, acc):
+    """q[t] = x_rows[t]·p[:d] + pb and ``acc[:d] += x_i C_i q[t]`` for t in [lo, hi), in one
+    pass over each row (its values are still in cache for the second product). Returns
+    (Σ_t C_i q[t]², Σ_t C_i q[t])."""
+    sqq = 0.0
+    sq = 0.0
     for t in range(lo, hi):
         i = rows[t]
+        a = U(indptr[i])
+        b = U(indptr[i + 1])
         s = pb
-        for k in range(U(indptr[i]), U(indptr[i + 1])):
+        for k in range(a, b):
             s += data[k] * p[U(indices[k])]
         q[t] = s
-        acc += C[i] * s * s
-    return acc
+        cs = C[i] * s
+        sqq += cs * s
+        sq += cs
+        for k in range(a, b):
+            acc[U(indices[k])] += data[k] * cs
+    return sqq, sq
+
+
+@njit(cache=True, parallel=True)
+def _xxt_times_par(indptr, indices, data, pb, rows, p, C, q, buf):
+    """:func:`_xxt_block` over all rows in buf.shape[0] threaded blocks, each scattering into
+    its own row of buf, summed in a fixed order into ``buf[0]``; returns (Σ C q², Σ C q)."""
+    nb = buf.shape[0]
+    n = buf.shape[1]
+    na = rows.size
+    part2 = np.zeros(nb)
+    part1 = np.zeros(nb)
+    for b in prange(nb):
+        buf[b, :] = 0.0
+        part2[b], part1[b] = _xxt_block(indptr, indices, data, pb, rows, b * na // nb,
+                                        (b + 1) * na // nb, p, C, q, buf[b])
+    for k in prange(n):
+        s = buf[0, k]
+        for b in range(1, nb):
+            s += buf[b, k]
+        buf[0, k] = s
+    sqq = 0.0
+    sq = 0.0
+    for b in range(nb):
+        sqq += part2[b]
+        sq += part1[b]
+    return sqq, sq
 
 
 @njit(cache=True)
@@ -108,20 +143,6 @@ def _diag_block(indptr, indices, data, rows, lo, hi, C, acc):
         for k in range(U(indptr[i]), U(indptr[i + 1])):
             acc[U(indices[k])] += c * data[k] * data[k]
     return cs
-
-
-@njit(cache=True, parallel=True)
-def _x_times_par(indptr, indices, data, pb, rows, p, C, q, nb):
-    """:func:`_x_block` over all rows, in nb threaded blocks."""
-    na = rows.size
-    part = np.zeros(nb)
-    for b in prange(nb):
-        part[b] = _x_block(indptr, indices, data, pb, rows, b * na // nb, (b + 1) * na // nb,
-                           p, C, q)
-    acc = 0.0
-    for b in range(nb):
-        acc += part[b]
-    return acc
 
 
 @njit(cache=True, parallel=True)
@@ -290,10 +311,13 @@ def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_in
             break
         it += 1
         pb = bias * p[n - 1]
+        # t = X̃_Jᵀ C X̃_J p with q = X̃_J p, in one pass over the rows (buf[0] holds t)
         if par:
-            omega_q = _x_times_par(indptr, indices, data, pb, J, p, C, q, buf.shape[0])
+            omega_q, cq = _xxt_times_par(indptr, indices, data, pb, J, p, C, q, buf)
         else:
-            omega_q = _x_block(indptr, indices, data, pb, J, 0, na, p, C, q)
+            buf[0, :] = 0.0
+            omega_q, cq = _xxt_block(indptr, indices, data, pb, J, 0, na, p, C, q, buf[0])
+        buf[0, n - 1] = bias * cq
         curv = lam * omega_p + omega_q
         if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
             it -= 1
@@ -308,19 +332,36 @@ def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_in
         gain = 0.5 * gamma * rho
         gained += gain
         stalls = stalls + 1 if gain <= STALL * gained else 0
-        for k in range(n):
-            beta[k] += gamma * p[k]
-            r[k] = 0.0
-        omega_z = _xt_times(indptr, indices, data, bias, J, z, r, gamma, q, C, o, buf, par)
+        # the residual r = X̃_Jᵀ z - λβ by recurrence, z = C(Y - o): r -= γ (t + λp)
+        omega_z = 0.0
+        for t in range(na):
+            i = J[t]
+            o[i] += gamma * q[t]
+            zt = z[t] - gamma * C[i] * q[t]
+            z[t] = zt
+            omega_z += zt * zt
         omega1 = 0.0
         rho_new = 0.0
         for k in range(n):
-            r[k] -= lam * beta[k]
+            beta[k] += gamma * p[k]
+            r[k] -= gamma * (buf[0, k] + lam * p[k])
             omega1 += r[k] * r[k]
             rho_new += r[k] * r[k] * m_inv[k]
         if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
-            status = CG_CONVERGED
-            break
+            # the stopping test is SVMlin's, on the residual itself: recompute it from z
+            # (the recurrence drifts by rounding); when it fails, CG goes on from it
+            for k in range(n):
+                r[k] = 0.0
+            omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o, buf, par)
+            omega1 = 0.0
+            rho_new = 0.0
+            for k in range(n):
+                r[k] -= lam * beta[k]
+                omega1 += r[k] * r[k]
+                rho_new += r[k] * r[k] * m_inv[k]
+            if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
+                status = CG_CONVERGED
+                break
         if omega1 <= inexact:
             status = CG_STOPPED
             break
