@@ -11,7 +11,9 @@ on the same split in turn with ours (whole processes, alternating, --reps each, 
 the ratio is measured in this run; without it the SVMlin column quotes REFERENCE.md.
 
 Usage: [SVMLIN=/path/to/svmlin] python bench/bench_s3vm.py [--only SPLIT ...] [--reps N]
-       [--methods svm tsvm-S1 tsvm da]
+       [--methods svm tsvm-S1 tsvm da] [--splits FOLDER]
+       (--splits: generated splits, e.g. bench/make_split.py /tmp/splits/synthetic-1m, then
+       --splits /tmp/splits --only synthetic-1m)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ssl_svm.formats.svmlight import read_dataset  # noqa: E402
 
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 BIN = Path(sys.executable).parent
+SPLITS = SHARED / "bench"  # --splits FOLDER: generated splits (bench/make_split.py)
 
 # REFERENCE.md: test / transductive accuracy (seconds)
 SVMLIN = {
@@ -60,7 +63,7 @@ METHODS = {"svm": ("svm", []), "tsvm-S1": ("tsvm", ["-S", "1"]), "tsvm": ("tsvm"
 
 
 def split_r(split):
-    text = (SHARED / "bench" / split / "SPLIT.md").read_text()
+    text = (SPLITS / split / "SPLIT.md").read_text()
     m = re.search(r"True positive fraction of the unlabeled part: \*?\*?([0-9.]+)", text)
     return float(m.group(1))
 
@@ -71,7 +74,7 @@ SVMLIN_CODE = {"svm": 1, "tsvm": 2, "da": 3}
 def svmlin_files(split, tmp, labeled_only=False):
     """SVMlin's layout of a split's training file: examples (features only) and labels
     (its supervised mode aborts on label-0 rows: ``labeled_only`` drops them)."""
-    train = (SHARED / "bench" / split / "train.svm").read_text().splitlines()
+    train = (SPLITS / split / "train.svm").read_text().splitlines()
     if labeled_only:
         train = [ln for ln in train if ln.split(" ", 1)[0] != "0"]
     tag = ".labeled" if labeled_only else ""
@@ -84,9 +87,9 @@ def svmlin_files(split, tmp, labeled_only=False):
 def svmlin_accuracy(split, weights):
     """Test and transductive accuracy % of SVMlin's weights file (its last weight: the bias)."""
     w = np.loadtxt(weights)
-    test = read_dataset(str(SHARED / "bench" / split / "test.svm"))
-    train = read_dataset(str(SHARED / "bench" / split / "train.svm"))
-    truth = np.loadtxt(SHARED / "bench" / split / "train.truth")
+    test = read_dataset(str(SPLITS / split / "test.svm"))
+    train = read_dataset(str(SPLITS / split / "train.svm"))
+    truth = np.loadtxt(SPLITS / split / "train.truth")
 
     def labels(X):
         d = min(X.shape[1], w.size - 1)
@@ -99,7 +102,7 @@ def svmlin_accuracy(split, weights):
 
 def run_cli(split, algo, extra, r, tmp, reps, svmlin=None):
     """Ours (and SVMlin's, given its program) in turn: medians of whole-process seconds."""
-    train = SHARED / "bench" / split / "train.svm"
+    train = SPLITS / split / "train.svm"
     # --check none: SVMlin fits once; the check against the supervised svm (five fold fits
     # when they are short) is a cost of its own, measured in BENCHMARKS.md
     args = [BIN / "ssl-train", "--verbose", "--check", "none", "-a", algo, "-W", "0.001",
@@ -127,10 +130,10 @@ def run_cli(split, algo, extra, r, tmp, reps, svmlin=None):
         ts.append(time.perf_counter() - t0)
         # the solver's own time: --verbose prints it (timings are not in the model file)
         fits.append(float(re.search(r"train_time=(\S+) s", done.stderr).group(1)))
-    p = subprocess.run([str(BIN / "ssl-predict"), SHARED / "bench" / split / "test.svm",
+    p = subprocess.run([str(BIN / "ssl-predict"), SPLITS / split / "test.svm",
                         tmp / "model", tmp / "pred"], check=True, capture_output=True, text=True)
     test_acc = float(re.search(r"Accuracy = ([0-9.]+)%", p.stderr).group(1))
-    truth = np.loadtxt(SHARED / "bench" / split / "train.truth")
+    truth = np.loadtxt(SPLITS / split / "train.truth")
     y = read_dataset(str(train)).y
     trans = np.loadtxt(tmp / "trans")
     trans_acc = 100.0 * np.mean(trans == truth[y == 0])
@@ -146,7 +149,12 @@ def main():
     ap.add_argument("--only", nargs="+", default=None)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
+    ap.add_argument("--splits", type=Path, default=None,
+                    help="a folder of splits in the shared layout (bench/make_split.py)")
     args = ap.parse_args()
+    global SPLITS
+    if args.splits is not None:
+        SPLITS = args.splits
     splits = args.only or list(SVMLIN)
     svmlin = os.environ.get("SVMLIN")
     source = "measured here, in turn" if svmlin else "REFERENCE.md"
@@ -164,13 +172,19 @@ def main():
                 algo, extra = METHODS[name]
                 t, fit_t, acc, tacc, obj, measured = run_cli(split, algo, extra, r, tmp,
                                                              args.reps, svmlin)
-                ref = measured or SVMLIN[split][name]
+                ref = measured or SVMLIN.get(split, {}).get(name)
+                if ref is None:  # a generated split without SVMLIN: ours alone
+                    print(f"| {split} | {name} | {acc:.2f} / {tacc:.2f} | {t:.2f} s | "
+                          f"{fit_t:.2f} s | | | {obj:.6g} | |", flush=True)
+                    continue
                 print(f"| {split} | {name} | {acc:.2f} / {tacc:.2f} | {t:.2f} s | {fit_t:.2f} s"
                       f" | {ref[0]:.2f} / {ref[1]:.2f} ({ref[2]:g} s) | {t / ref[2]:.2f} | "
                       f"{obj:.6g} | {'yes' if acc >= ref[0] - 0.5 else 'NO'} |", flush=True)
                 if algo != "svm" and acc < ref[0] - 0.5:
                     below.append(f"{split} {name}")
-            print(f"| {split} | SVMlight TSVM | | | | {SVMLIGHT[split]} | | | |", flush=True)
+            if split in SVMLIGHT:
+                print(f"| {split} | SVMlight TSVM | | | | {SVMLIGHT[split]} | | | |",
+                      flush=True)
     if below:
         sys.exit("test accuracy more than 0.5 below SVMlin's: " + ", ".join(below))
 
