@@ -112,19 +112,13 @@ def _xxt_times_par(indptr, indices, data, pb, rows, p, C, q, buf):
 
 
 @njit(cache=True)
-def _xt_block(indptr, indices, data, rows, lo, hi, z, acc, gamma, q, C, o):
-    """CG's residual step fused with the transpose product, for t in [lo, hi) (row
-    i = rows[t]): ``z[t] -= γ C_i q[t]``, ``o[i] += γ q[t]`` (skipped when γ = 0), then
-    ``acc[:d] += x_i z[t]``. Returns (Σ z[t], Σ z[t]²)."""
+def _xt_block(indptr, indices, data, rows, lo, hi, z, acc):
+    """``acc[:d] += x_i z[t]`` for t in [lo, hi) (row i = rows[t]). Returns (Σ z[t], Σ z[t]²)."""
     zs = 0.0
     zz = 0.0
     for t in range(lo, hi):
         i = rows[t]
         zt = z[t]
-        if gamma != 0.0:
-            o[i] += gamma * q[t]
-            zt -= gamma * C[i] * q[t]
-            z[t] = zt
         zs += zt
         zz += zt * zt
         for k in range(U(indptr[i]), U(indptr[i + 1])):
@@ -146,7 +140,7 @@ def _diag_block(indptr, indices, data, rows, lo, hi, C, acc):
 
 
 @njit(cache=True, parallel=True)
-def _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf):
+def _xt_times_par(indptr, indices, data, bias, rows, z, r, buf):
     """:func:`_xt_block` over all rows in buf.shape[0] threaded blocks, each scattering into its
     own row of buf; then ``r += Σ_b buf[b]`` and ``r[d] += bias·Σz``. Returns ||z||²."""
     nb = buf.shape[0]
@@ -157,7 +151,7 @@ def _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf):
     for b in prange(nb):
         buf[b, :] = 0.0
         zsum[b], zsq[b] = _xt_block(indptr, indices, data, rows, b * na // nb,
-                                    (b + 1) * na // nb, z, buf[b], gamma, q, C, o)
+                                    (b + 1) * na // nb, z, buf[b])
     for k in prange(n):
         s = 0.0
         for b in range(nb):
@@ -173,14 +167,30 @@ def _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf):
 
 
 @njit(cache=True)
-def _xt_times(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf, par):
-    """r[:d] += X_rowsᵀ z and r[d] += bias·Σz after CG's residual step (see :func:`_xt_block`),
-    threaded over buf.shape[0] blocks when ``par``. Returns ||z||². r is not cleared."""
+def _xt_times(indptr, indices, data, bias, rows, z, r, buf, par):
+    """r[:d] += X_rowsᵀ z and r[d] += bias·Σz, threaded over buf.shape[0] blocks when
+    ``par``. Returns ||z||². r is not cleared."""
     if par:
-        return _xt_times_par(indptr, indices, data, bias, rows, z, r, gamma, q, C, o, buf)
-    zs, zz = _xt_block(indptr, indices, data, rows, 0, rows.size, z, r, gamma, q, C, o)
+        return _xt_times_par(indptr, indices, data, bias, rows, z, r, buf)
+    zs, zz = _xt_block(indptr, indices, data, rows, 0, rows.size, z, r)
     r[r.size - 1] += bias * zs
     return zz
+
+
+@njit(cache=True)
+def _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv, r, buf, par):
+    """CGLS's residual from z itself: r = X̃_Jᵀ z - λβ (r overwritten). Returns (||z||²,
+    ||r||², Σ_k r_k (m_inv_k r_k))."""
+    for k in range(r.size):
+        r[k] = 0.0
+    omega_z = _xt_times(indptr, indices, data, bias, J, z, r, buf, par)
+    omega1 = 0.0
+    rho = 0.0
+    for k in range(r.size):
+        r[k] -= lam * beta[k]
+        omega1 += r[k] * r[k]
+        rho += r[k] * (m_inv[k] * r[k])
+    return omega_z, omega1, rho
 
 
 @njit(cache=True, parallel=True)
@@ -251,7 +261,7 @@ def cgls_start(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, precondi
     na = J.size
     z = np.empty(na)
     q = np.empty(na)
-    r = np.zeros(n)
+    r = np.empty(n)
     p = np.empty(n)
     m_inv = np.ones(n)
     sc = np.zeros(8)
@@ -269,14 +279,10 @@ def cgls_start(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, precondi
     buf = np.empty((threads if par else 1, n))
     if precondition:
         _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf)
-    omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o, buf, par)
-    omega1 = 0.0
-    rho = 0.0
+    omega_z, omega1, rho = _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv, r,
+                                     buf, par)
     for k in range(n):
-        r[k] -= lam * beta[k]
         p[k] = m_inv[k] * r[k]
-        omega1 += r[k] * r[k]
-        rho += r[k] * p[k]
     eps2 = eps * eps
     if omega1 <= eps2 * omega_z:
         return True, z, q, r, p, m_inv, buf, sc
@@ -350,15 +356,8 @@ def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_in
         if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
             # the stopping test is SVMlin's, on the residual itself: recompute it from z
             # (the recurrence drifts by rounding); when it fails, CG goes on from it
-            for k in range(n):
-                r[k] = 0.0
-            omega_z = _xt_times(indptr, indices, data, bias, J, z, r, 0.0, q, C, o, buf, par)
-            omega1 = 0.0
-            rho_new = 0.0
-            for k in range(n):
-                r[k] -= lam * beta[k]
-                omega1 += r[k] * r[k]
-                rho_new += r[k] * r[k] * m_inv[k]
+            omega_z, omega1, rho_new = _residual(indptr, indices, data, bias, J, z, lam, beta,
+                                                 m_inv, r, buf, par)
             if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
                 status = CG_CONVERGED
                 break
