@@ -167,7 +167,7 @@ def _xt_times_par(indptr, indices, data, bias, rows, z, r, buf):
 
 
 @njit(cache=True)
-def _xt_times(indptr, indices, data, bias, rows, z, r, buf, par):
+def xt_times(indptr, indices, data, bias, rows, z, r, buf, par):
     """r[:d] += X_rowsᵀ z and r[d] += bias·Σz, threaded over buf.shape[0] blocks when
     ``par``. Returns ||z||². r is not cleared."""
     if par:
@@ -183,7 +183,7 @@ def _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv, r, buf, par):
     ||r||², Σ_k r_k (m_inv_k r_k))."""
     for k in range(r.size):
         r[k] = 0.0
-    omega_z = _xt_times(indptr, indices, data, bias, J, z, r, buf, par)
+    omega_z = xt_times(indptr, indices, data, bias, J, z, r, buf, par)
     omega1 = 0.0
     rho = 0.0
     for k in range(r.size):
@@ -194,10 +194,10 @@ def _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv, r, buf, par):
 
 
 @njit(cache=True, parallel=True)
-def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
-    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system, with the
-    rows scattered in buf.shape[0] threaded blocks."""
-    n = m_inv.size
+def diag_sums(indptr, indices, data, bias, C, J, out, buf):
+    """out = diag(X̃_Jᵀ C_J X̃_J) (the bias column's entry last), the rows scattered in
+    buf.shape[0] threaded blocks."""
+    n = out.size
     nb = buf.shape[0]
     na = J.size
     part = np.zeros(nb)
@@ -209,13 +209,47 @@ def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
         s = 0.0
         for b in range(nb):
             s += buf[b, k]
-        m_inv[k] = s
+        out[k] = s
     cs = 0.0
     for b in range(nb):
         cs += part[b]
-    m_inv[n - 1] = bias * bias * cs
-    for k in range(n):
+    out[n - 1] = bias * bias * cs
+
+
+@njit(cache=True)
+def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
+    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system."""
+    diag_sums(indptr, indices, data, bias, C, J, m_inv, buf)
+    for k in range(m_inv.size):
         m_inv[k] = 1.0 / (lam + ALPHA * m_inv[k])
+
+
+@njit(cache=True)
+def normal_product(indptr, indices, data, bias, J, p, C, q, buf, par):
+    """t = X̃_Jᵀ C X̃_J p into buf[0] with q = X̃_J p (q[t] for row J[t]), in one pass over
+    the rows, threaded over buf.shape[0] blocks when ``par``. Returns Σ_t C q[t]²."""
+    n = p.size
+    pb = bias * p[n - 1]
+    if par:
+        omega_q, cq = _xxt_times_par(indptr, indices, data, pb, J, p, C, q, buf)
+    else:
+        buf[0, :] = 0.0
+        omega_q, cq = _xxt_block(indptr, indices, data, pb, J, 0, J.size, p, C, q, buf[0])
+    buf[0, n - 1] = bias * cq
+    return omega_q
+
+
+@njit(cache=True)
+def apply_step(J, C, o, z, q, gamma):
+    """A CG step's row updates: o[J] += γq and z -= γCq (z = C(Y - o) on J); returns ‖z‖²."""
+    omega_z = 0.0
+    for t in range(J.size):
+        i = J[t]
+        o[i] += gamma * q[t]
+        zt = z[t] - gamma * C[i] * q[t]
+        z[t] = zt
+        omega_z += zt * zt
+    return omega_z
 
 
 @njit(cache=True)
@@ -303,7 +337,6 @@ def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_in
     """At most ``steps`` more iterations of :func:`cgls` from the state :func:`cgls_start`
     (or the previous call) left; returns CG_RUNNING, CG_CONVERGED or CG_STOPPED."""
     n = beta.size
-    na = J.size
     rho, omega_p, eps2, inexact, gained = sc[0], sc[1], sc[2], sc[3], sc[4]
     it, stalls = int(sc[5]), int(sc[6])
     par = sc[7] != 0.0
@@ -316,14 +349,7 @@ def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_in
         if it >= end:
             break
         it += 1
-        pb = bias * p[n - 1]
-        # t = X̃_Jᵀ C X̃_J p with q = X̃_J p, in one pass over the rows (buf[0] holds t)
-        if par:
-            omega_q, cq = _xxt_times_par(indptr, indices, data, pb, J, p, C, q, buf)
-        else:
-            buf[0, :] = 0.0
-            omega_q, cq = _xxt_block(indptr, indices, data, pb, J, 0, na, p, C, q, buf[0])
-        buf[0, n - 1] = bias * cq
+        omega_q = normal_product(indptr, indices, data, bias, J, p, C, q, buf, par)
         curv = lam * omega_p + omega_q
         if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
             it -= 1
@@ -339,13 +365,7 @@ def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_in
         gained += gain
         stalls = stalls + 1 if gain <= STALL * gained else 0
         # the residual r = X̃_Jᵀ z - λβ by recurrence, z = C(Y - o): r -= γ (t + λp)
-        omega_z = 0.0
-        for t in range(na):
-            i = J[t]
-            o[i] += gamma * q[t]
-            zt = z[t] - gamma * C[i] * q[t]
-            z[t] = zt
-            omega_z += zt * zt
+        omega_z = apply_step(J, C, o, z, q, gamma)
         omega1 = 0.0
         rho_new = 0.0
         for k in range(n):
@@ -450,13 +470,11 @@ def margins_agree_virtual(Yv, phys, o, act, eps):
 
 
 @njit(cache=True)
-def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
-    """(||g||², ||z||², f²) at w for ``z = C_J(Y_J - o_J)`` and ``g = X̃_Jᵀz - λw``: g is the
-    (negated) gradient of the objective whose active rows are J, ``||g|| <= eps·||z||`` is
-    CGLS's test, and f estimates the part of ||g|| that rounding of the outputs and of the sums
-    alone produces (below it no iteration can verify a smaller gradient; errors of independent
-    terms are taken to grow with the square root of their number, not linearly).
-    o must equal X̃w on J."""
+def gradient_parts(indptr, indices, data, bias, Y, C, J, w, o, sq):
+    """The row sums of :func:`gradient_norms` over J: (X̃_Jᵀz, its rounding bound e, Σz², Σ_J
+    of the rows' own rounding bounds) for ``z = C_J(Y_J - o_J)``; ``sq`` = √(|J| + 1), |J|
+    counted over all the rows the gradient sums (every block of a distributed fit). e[d]
+    lacks the bias column's Σz term, which needs all the rows' Σz² (see gradient_norms)."""
     n = w.size
     g = np.zeros(n)
     e = np.zeros(n)
@@ -464,7 +482,6 @@ def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
     es = 0.0
     zz = 0.0
     wb = abs(bias * w[n - 1])
-    sq = np.sqrt(J.size + 1.0)  # rounding errors of independent terms add up like a random walk
     for t in range(J.size):
         i = J[t]
         z = C[i] * (Y[i] - o[i])
@@ -479,7 +496,17 @@ def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
             g[U(indices[k])] += data[k] * z
             e[U(indices[k])] += abs(data[k]) * (ea + abs(z) * ROUNDING * sq)
     g[n - 1] += bias * zs
-    e[n - 1] += abs(bias) * (es + ROUNDING * sq * np.sqrt(zz * J.size))
+    e[n - 1] += abs(bias) * es
+    return g, e, zz
+
+
+@njit(cache=True)
+def gradient_finish(g, e, zz, n_rows, bias, lam, w):
+    """(||g - λw||², ||z||², f²) of :func:`gradient_norms` from the summed parts of
+    :func:`gradient_parts` (g, e, zz over ``n_rows`` rows)."""
+    n = w.size
+    sq = np.sqrt(n_rows + 1.0)
+    e[n - 1] += abs(bias) * ROUNDING * sq * np.sqrt(zz * n_rows)
     gg = 0.0
     ff = 0.0
     for k in range(n):
@@ -488,6 +515,52 @@ def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
         f = e[k] + ROUNDING * lam * abs(w[k])
         ff += f * f
     return gg, zz, ff
+
+
+@njit(cache=True)
+def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
+    """(||g||², ||z||², f²) at w for ``z = C_J(Y_J - o_J)`` and ``g = X̃_Jᵀz - λw``: g is the
+    (negated) gradient of the objective whose active rows are J, ``||g|| <= eps·||z||`` is
+    CGLS's test, and f estimates the part of ||g|| that rounding of the outputs and of the sums
+    alone produces (below it no iteration can verify a smaller gradient; errors of independent
+    terms are taken to grow with the square root of their number, not linearly).
+    o must equal X̃w on J."""
+    # rounding errors of independent terms add up like a random walk
+    g, e, zz = gradient_parts(indptr, indices, data, bias, Y, C, J, w, o,
+                              np.sqrt(J.size + 1.0))
+    return gradient_finish(g, e, zz, J.size, bias, lam, w)
+
+
+@njit(cache=True)
+def line_pieces(Y, C, o, o_bar):
+    """The exact line search's terms from these rows (see :func:`line_search`): (L, R) their
+    part of φ′ at δ = 0 and 1 with the active set at δ = 0, and the breakpoints δ ≥ 0 where a
+    row's margin crosses 1 with the change (ΔL, ΔR) crossing each makes, unsorted."""
+    L = 0.0
+    R = 0.0
+    m = Y.size
+    deltas = np.empty(m)
+    dl = np.empty(m)
+    dr = np.empty(m)
+    p = 0
+    for i in range(m):
+        yo = Y[i] * o[i]
+        diff = Y[i] * (o_bar[i] - o[i])
+        dd = C[i] * (o_bar[i] - o[i])
+        if yo < 1.0:
+            L += (o[i] - Y[i]) * dd
+            R += (o_bar[i] - Y[i]) * dd
+            if diff > 0.0:  # leaves the active set at this δ
+                deltas[p] = (1.0 - yo) / diff
+                dl[p] = -dd * (o[i] - Y[i])
+                dr[p] = -dd * (o_bar[i] - Y[i])
+                p += 1
+        elif diff < 0.0:  # enters the active set at this δ
+            deltas[p] = (1.0 - yo) / diff
+            dl[p] = dd * (o[i] - Y[i])
+            dr[p] = dd * (o_bar[i] - Y[i])
+            p += 1
+    return L, R, deltas[:p], dl[:p], dr[:p]
 
 
 @njit(cache=True)

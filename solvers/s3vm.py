@@ -218,34 +218,45 @@ def _sigmoid(x):
 
 
 @njit(cache=True)
-def _balance(g, T, nu, r):
-    """(mean p - r, d mean p / dν) for p_j = σ((ν - g_j)/T)."""
+def balance_sums(g, T, nu):
+    """(Σ p_j, Σ p_j (1 - p_j)) for p_j = σ((ν - g_j)/T)."""
     s = 0.0
     ds = 0.0
     for j in range(g.size):
         p = _sigmoid((nu - g[j]) / T)
         s += p
         ds += p * (1.0 - p)
+    return s, ds
+
+
+@njit(cache=True)
+def _balance(g, T, nu, r):
+    """(mean p - r, d mean p / dν) for p_j = σ((ν - g_j)/T)."""
+    s, ds = balance_sums(g, T, nu)
     n = g.size
     return s / n - r, ds / (n * T)
 
 
-@njit(cache=True)
 def solve_nu(g, T, r, tol=1e-10, maxiter=500):
-    """The root ν of mean_j σ((ν - g_j)/T) = r (0 < r < 1), by Newton's method safeguarded by
-    a bisection bracket. The bracket [min g + T logit r, max g + T logit r] always holds the
-    root; a Newton step that leaves it, or a vanishing derivative, falls back to bisection.
-    Stops when |mean p - r| <= tol or the bracket is down to adjacent doubles, and returns the
-    best-balanced ν evaluated (when T is tiny against the spacing of doubles near ν, exact
-    balance is not representable and this is as close as double precision gets)."""
+    """The root ν of mean_j σ((ν - g_j)/T) = r (0 < r < 1): :func:`find_nu` on these g."""
     lr = math.log(r) - math.log1p(-r)
-    lo = np.min(g) + T * lr
-    hi = np.max(g) + T * lr
-    nu = np.mean(g) + T * lr
+    return find_nu(lambda nu: _balance(g, T, nu, r), float(np.min(g)) + T * lr,
+                   float(np.max(g)) + T * lr, float(np.mean(g)) + T * lr, tol, maxiter)
+
+
+def find_nu(balance, lo, hi, nu, tol=1e-10, maxiter=500):
+    """The root ν of mean_j σ((ν - g_j)/T) = r, given ``balance(ν)`` = (mean p - r,
+    d mean p / dν), by Newton's method from ``nu`` safeguarded by the bisection bracket
+    [lo, hi] = [min g + T logit r, max g + T logit r], which always holds the root; a Newton
+    step that leaves it, or a vanishing derivative, falls back to bisection. Stops when
+    |mean p - r| <= tol or the bracket is down to adjacent doubles, and returns the
+    best-balanced ν evaluated (when T is tiny against the spacing of doubles near ν, exact
+    balance is not representable and this is as close as double precision gets). ``balance``
+    may sum over rows held anywhere (a distributed fit's blocks)."""
     best = nu
-    best_f = np.inf
+    best_f = math.inf
     for _ in range(maxiter):
-        f, df = _balance(g, T, nu, r)
+        f, df = balance(nu)
         if abs(f) < best_f:
             best, best_f = nu, abs(f)
         if best_f <= tol:
@@ -266,7 +277,7 @@ def solve_nu(g, T, r, tol=1e-10, maxiter=500):
             mid = 0.5 * (lo + hi)
             if mid <= lo or mid >= hi:  # adjacent doubles: try the other end, then stop
                 other = hi if nu == lo else lo
-                if abs(_balance(g, T, other, r)[0]) < best_f:
+                if abs(balance(other)[0]) < best_f:
                     best = other
                 break
             nu = mid
@@ -289,23 +300,35 @@ def _xlogy_ratio(a, b):
 
 
 @njit(cache=True)
-def mean_kl(p, q):
-    """Mean over j of KL(Bernoulli(p_j) || Bernoulli(q_j)), with 0 log 0 = 0."""
+def kl_sum(p, q):
+    """Σ_j KL(Bernoulli(p_j) || Bernoulli(q_j)), with 0 log 0 = 0."""
     s = 0.0
     for j in range(p.size):
         qj = min(max(q[j], 1e-300), 1.0 - 1e-16)
         s += _xlogy_ratio(p[j], qj) + _xlogy_ratio(1.0 - p[j], 1.0 - qj)
-    return s / max(p.size, 1)
+    return s
 
 
 @njit(cache=True)
-def mean_entropy(p):
+def mean_kl(p, q):
+    """Mean over j of KL(Bernoulli(p_j) || Bernoulli(q_j)), with 0 log 0 = 0."""
+    return kl_sum(p, q) / max(p.size, 1)
+
+
+@njit(cache=True)
+def entropy_sum(p):
+    """Σ_j of the Bernoulli(p_j) entropies (natural log)."""
     s = 0.0
     for j in range(p.size):
         a = p[j]
         if 0.0 < a < 1.0:
             s -= a * math.log(a) + (1.0 - a) * math.log(1.0 - a)
-    return s / max(p.size, 1)
+    return s
+
+
+@njit(cache=True)
+def mean_entropy(p):
+    return entropy_sum(p) / max(p.size, 1)
 
 
 def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX,

@@ -1,0 +1,498 @@
+"""rls, svm (L2-SVM-MFN), tsvm and da over rows held in blocks elsewhere (ALGORITHMS.md §1):
+the one-process solvers' steps, with every sum over rows taken block by block.
+
+The driver holds only vectors of length d + 1 and scalars; each block (:class:`solvers.blocks.
+Block`, in this process or a Dask actor) keeps its rows and their per-row vectors for the whole
+fit. ``blocks.call(method, *args)`` runs a method on every block and returns the results in
+block order; sums are taken in that order, so a fit on the same blocks gives the same bytes.
+
+Per CG iteration one call: the driver sends the direction p (and the previous step γ, which the
+blocks apply to their outputs and residual sums), each block returns X̃_Jᵀ C X̃_J p (MPI-
+LIBLINEAR's pattern: one d-vector each way per Hessian-vector product). The exact line search
+narrows the breakpoints' interval by candidates the blocks propose (a few calls, whatever the
+number of rows); tsvm's switching merges each block's best S candidates; tsvm's initial
+labelling finds the output threshold by the same narrowing; da's ν root is
+:func:`solvers.s3vm.find_nu` over summed balances. The iterates are the one-process solver's
+up to the order of the sums.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from ssl_svm.solvers import linalg as la
+from ssl_svm.solvers import linalg_numpy as C0
+from ssl_svm.solvers import progress
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.linear import FORCING_MIN_STEP, SVM_FORCING, LinearResult
+from ssl_svm.solvers.s3vm import (
+    DA_ANNEALING_RATE,
+    DA_INIT_TEMP,
+    DA_INNER_ITERMAX,
+    DA_OUTER_ITERMAX,
+    TSVM_ANNEALING_RATE,
+    TSVM_LAMBDA_SMALL,
+    find_nu,
+)
+
+log = logging.getLogger("ssl.solver.distributed")
+
+# candidates each block proposes per narrowing of the line search's (or the threshold's)
+# interval: all its breakpoints in the interval when it has at most this many, so a line search
+# usually takes 2-4 calls
+CANDIDATES = 256
+
+
+class LocalBlocks:
+    """Blocks in this process (tests, and the reference a distributed fit is compared with)."""
+
+    def __init__(self, blocks, d):
+        self.blocks = list(blocks)
+        self.d = d
+
+    def call(self, method, *args):
+        return [getattr(b, method)(*args) for b in self.blocks]
+
+    def call_one(self, b, method, *args):
+        return getattr(self.blocks[b], method)(*args)
+
+
+def _sum(parts):
+    """Σ of the parts in block order (scalars or arrays)."""
+    total = parts[0]
+    if isinstance(total, np.ndarray):
+        total = total.copy()
+    for p in parts[1:]:
+        total = total + p
+    return total
+
+
+# --------------------------------------------------------------------------- CGLS
+
+def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0):
+    """:func:`solvers.linalg.cgls` over the blocks' active rows, from β (updated in place); the
+    blocks' ō tracks X̃β on their active rows. Returns (converged, iterations)."""
+    n = beta.size
+    parts = blocks.call("cg_start", key, bool(precondition))
+    if sum(p[0] for p in parts) == 0:
+        beta[:] = 0.0
+        return True, 0
+    m_inv = np.ones(n)
+    if precondition:
+        diag = _sum([p[1] for p in parts if p[1] is not None])
+        m_inv = 1.0 / (lam + C0.ALPHA * diag)
+    r = _sum([p[2] for p in parts]) - lam * beta
+    omega_z = _sum([p[3] for p in parts])
+    omega1 = float(r @ r)
+    rho = float(r @ (m_inv * r))
+    p = m_inv * r
+    eps2 = eps * eps
+    if omega1 <= eps2 * omega_z:
+        return True, 0
+    omega_p = float(p @ p)
+    inexact = forcing * forcing * omega1
+    gained = 0.0
+    stalls = 0
+    it = 0
+    res = blocks.call("cg_step", key, None, p)
+    while True:
+        if it >= itermax:
+            return False, it
+        it += 1
+        t = _sum([x[1] for x in res])
+        curv = lam * omega_p + _sum([x[2] for x in res])
+        if not curv > 0.0:
+            return True, it - 1
+        gamma = rho / curv
+        gain = 0.5 * gamma * rho
+        gained += gain
+        stalls = stalls + 1 if gain <= C0.STALL * gained else 0
+        beta += gamma * p
+        r -= gamma * (t + lam * p)
+        omega1 = float(r @ r)
+        rho_new = float(r @ (r * m_inv))
+        p_next = m_inv * r + p * (rho_new / rho)
+        # the blocks apply γ and already form the next product: one call per iteration
+        res = blocks.call("cg_step", key, gamma, p_next)
+        omega_z = _sum([x[0] for x in res])
+        if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
+            parts = blocks.call("cg_residual", key)
+            r = _sum([x[0] for x in parts]) - lam * beta
+            omega_z = _sum([x[1] for x in parts])
+            omega1 = float(r @ r)
+            rho_new = float(r @ (m_inv * r))
+            if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
+                return True, it
+            p_next = m_inv * r + p * (rho_new / rho)
+            res = blocks.call("cg_step", key, None, p_next)
+        if omega1 <= inexact:
+            return False, it
+        rho = rho_new
+        p = p_next
+        omega_p = float(p @ p)
+
+
+# --------------------------------------------------------------------------- line search
+
+def line_search(blocks, key, lam, w, w_bar) -> float:
+    """:func:`solvers.linalg.line_search` over the blocks: the exact minimiser δ ≥ 0 of the
+    objective on w + δ(w̄ - w). φ′ is L + δ(R - L) on each piece between breakpoints; the
+    piece holding its root is found by narrowing an interval of breakpoints with candidates
+    the blocks propose (φ′ at a breakpoint is the same from either side)."""
+    dw = w_bar - w
+    L0 = lam * float(w @ dw)
+    R0 = lam * float(w_bar @ dw)
+    parts = blocks.call("line_start", key, CANDIDATES)
+    L0 += _sum([p[0] for p in parts])
+    R0 += _sum([p[1] for p in parts])
+    if L0 >= 0.0:  # not a descent direction
+        return 0.0
+    cands = np.unique(np.concatenate([[1.0]] + [p[3] for p in parts]))
+    lo = 0.0  # φ′ < 0 at lo (a breakpoint, or 0); the root's piece lies right of it
+    lo_lr = (L0, R0)  # (L, R) of the piece right of lo
+    while True:
+        ev = blocks.call("line_eval", key, cands)
+        L_lt = L0 + _sum([e[0] for e in ev])
+        R_lt = R0 + _sum([e[1] for e in ev])
+        n_lt = _sum([e[2] for e in ev])
+        L_le = L0 + _sum([e[3] for e in ev])
+        R_le = R0 + _sum([e[4] for e in ev])
+        n_le = _sum([e[5] for e in ev])
+        phi = L_lt + cands * (R_lt - L_lt)
+        up = np.flatnonzero(phi >= 0.0)
+        k = int(up[0]) if up.size else cands.size
+        if k > 0:
+            lo = float(cands[k - 1])
+            lo_lr = (float(L_le[k - 1]), float(R_le[k - 1]))
+            n_lo = int(n_le[k - 1])
+        else:
+            n_lo = 0 if lo == 0.0 else None
+        if k < cands.size:
+            hi = float(cands[k])
+            hi_lr = (float(L_lt[k]), float(R_lt[k]))
+            inside = int(n_lt[k]) - n_lo if n_lo is not None else None
+        else:
+            hi = math.inf
+            hi_lr = lo_lr
+            inside = None
+        if inside is None:
+            more = blocks.call("line_between", key, lo, hi, CANDIDATES)
+            inside = sum(m.size for m in more)
+            if inside == 0:
+                L, R = hi_lr if hi < math.inf else lo_lr
+                break
+            cands = np.unique(np.concatenate(more))
+            continue
+        if inside == 0:
+            L, R = hi_lr
+            break
+        more = blocks.call("line_between", key, lo, hi, CANDIDATES)
+        cands = np.unique(np.concatenate(more))
+    if R - L <= 0.0:  # w̄ == w: nothing to move
+        return 0.0
+    return -L / (R - L)
+
+
+# --------------------------------------------------------------------------- MFN
+
+def mfn(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX, w0=None,
+        keep_outputs=False, tag="", precondition=True, forcing=0.0) -> LinearResult:
+    """:func:`solvers.linear.l2svm_mfn` on problem ``key`` of the blocks: w0 seeds w (the
+    blocks' outputs o are computed from it, or kept as they are with ``keep_outputs``: a
+    switching or annealing step whose o is X̃w0 already). The result's o is None (the outputs
+    stay on the blocks)."""
+    n = blocks.d + 1
+    cold = w0 is None
+    w = np.zeros(n) if cold else np.array(w0, dtype=np.float64)
+    if not keep_outputs:
+        blocks.call("outputs_of", key, w)
+
+    def active():
+        parts = blocks.call("active", key)
+        return _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+
+    def kkt(which, w, n_rows):
+        parts = blocks.call("gradient", key, which, w, n_rows)
+        gg, zz, ff = la.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
+                                        _sum([p[2] for p in parts]), n_rows, bias, lam, w)
+        return gg <= eps * eps * zz or gg <= ff
+
+    eps_cur = max(C0.BIG_EPSILON, eps) if cold else eps
+    cgmax = C0.SMALL_CGITERMAX if cold else C0.CGITERMAX
+    loss, nJ = active()
+    F = 0.5 * lam * float(w @ w) + loss
+    cg_total = 0
+    reason = "iteration limit"
+    converged = False
+    it = 0
+    while it < max_iter:
+        it += 1
+        w_bar = w.copy()
+        opt, cg_it = cgls(blocks, key, lam, w_bar, eps_cur, cgmax, precondition, forcing)
+        cg_total += cg_it
+        agree = all(blocks.call("finish_bar", key, w_bar, eps_cur))
+        cgmax = C0.CGITERMAX
+        if opt and agree:
+            if eps_cur > eps:
+                eps_cur = eps
+                continue
+            parts = blocks.call("exact_bar", key, w_bar)
+            nJ2 = sum(p[1] for p in parts)
+            if kkt("bar", w_bar, nJ2):
+                blocks.call("accept_bar", key)
+                w = w_bar
+                F = 0.5 * lam * float(w @ w) + _sum([p[0] for p in parts])
+                reason, converged = "optimal", True
+                break
+        delta = line_search(blocks, key, lam, w, w_bar)
+        w += delta * (w_bar - w)
+        if forcing > 0.0 and delta < FORCING_MIN_STEP:
+            forcing = 0.0
+        F_old = F
+        parts = blocks.call("move", key, delta)
+        loss, nJ = _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+        F = 0.5 * lam * float(w @ w) + loss
+        log.debug("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG "
+                  "iterations", tag, it, F, delta, nJ, cg_it)
+        progress.beat(log, "%sNewton step %d of at most %d: objective %.10g, %d active rows",
+                      tag, it, max_iter, F, nJ)
+        if abs(F - F_old) < C0.RELATIVE_STOP_EPS * abs(F_old):
+            parts = blocks.call("recompute", key, w)
+            loss, nJ = _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+            F = 0.5 * lam * float(w @ w) + loss
+            if kkt("o", w, nJ):
+                reason, converged = "optimal (objective change < 1e-9)", True
+                break
+            if forcing > 0.0:
+                forcing = 0.0
+                continue
+            if all(p[2] for p in parts):
+                reason = "no progress: the objective changes by less than 1e-9"
+                break
+    return LinearResult(w, None, float(F), it, cg_total, converged, reason)
+
+
+def rls(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.CGITERMAX, w0=None,
+        precondition=True) -> LinearResult:
+    """:func:`solvers.linear.rls_cgls` over the blocks: one CGLS solve on every row."""
+    n = blocks.d + 1
+    w = np.zeros(n) if w0 is None else np.array(w0, dtype=np.float64)
+    blocks.call("outputs_of", key, w)
+    blocks.call("all_active", key)
+    opt, it = cgls(blocks, key, lam, w, eps, max_iter, precondition)
+    loss = _sum(blocks.call("squared_loss", key, w))
+    F = 0.5 * lam * float(w @ w) + loss
+    return LinearResult(w, None, float(F), it, it, bool(opt),
+                        "optimal" if opt else "iteration limit")
+
+
+# --------------------------------------------------------------------------- tsvm and da
+
+def _transductive_cost(blocks, key, w, l, u, lam, lam_u) -> float:
+    parts = blocks.call("transductive_parts", key)
+    hl = _sum([p[0] for p in parts])
+    hu = _sum([p[1] for p in parts])
+    return 0.5 * (lam * float(w @ w) + hl / l + (lam_u * hu / u if u else 0.0))
+
+
+def _label_top(blocks, key, npos) -> int:
+    """Label +1 the npos unlabeled rows of largest supervised output (ties: row order), the
+    rest -1: the threshold t is found by narrowing (t, the npos-th largest output)."""
+    parts = [p for p in blocks.call("values_between", -math.inf, math.inf, CANDIDATES)]
+    cands = np.unique(np.concatenate(parts))
+    while True:
+        cnt = blocks.call("count_above", cands)
+        gt = _sum([c[0] for c in cnt])  # rows with o > t
+        ge = _sum([c[1] for c in cnt])  # rows with o >= t
+        # the threshold is the largest candidate t with #(o >= t) >= npos
+        ok = np.flatnonzero(ge >= npos)
+        if ok.size == 0:  # npos = 0 (or every candidate above): all rows -1
+            t = math.inf
+            break
+        j = int(ok[-1])
+        t = float(cands[j])
+        hi = float(cands[j + 1]) if j + 1 < cands.size else math.inf
+        between = blocks.call("values_between", t, hi, CANDIDATES)
+        if sum(b.size for b in between) == 0 and gt[j] <= npos:
+            break
+        cands = np.unique(np.concatenate([[t]] + between))
+    if t == math.inf:
+        blocks.call("label_top", key, math.inf, 0)
+        return 0
+    # rows above t all positive; of those equal to t, the first ones in row order
+    ties = npos - int(gt[j])
+    eq = [int(c[1][0] - c[0][0]) for c in blocks.call("count_above", [t])]
+    total = 0
+    for b, e in enumerate(eq):
+        take = min(e, ties)
+        ties -= take
+        total += blocks.call_one(b, "label_top", key, t, take)
+    return total
+
+
+def _switch(blocks, key, S) -> int:
+    """SVMlin's multiple switching (:func:`solvers.s3vm.switch_labels`) over the blocks: each
+    proposes its S best candidates of each side; the merged lists (ties in row order) give the
+    pairs. Returns the pairs switched."""
+    parts = blocks.call("switch_candidates", key, S)
+    pos_o = np.concatenate([p[0] for p in parts])
+    neg_o = np.concatenate([p[1] for p in parts])
+    pos_b = np.concatenate([np.full(p[0].size, b) for b, p in enumerate(parts)])
+    neg_b = np.concatenate([np.full(p[1].size, b) for b, p in enumerate(parts)])
+    # stable sorts: equal outputs keep block order, and within a block row order
+    po = np.argsort(pos_o, kind="mergesort")
+    no = np.argsort(-neg_o, kind="mergesort")
+    s = 0
+    while s < S and s < po.size and s < no.size and pos_o[po[s]] < neg_o[no[s]]:
+        s += 1
+    if s == 0:
+        return 0
+    n_pos = np.bincount(pos_b[po[:s]], minlength=len(parts))
+    n_neg = np.bincount(neg_b[no[:s]], minlength=len(parts))
+    for b in range(len(parts)):
+        if n_pos[b] or n_neg[b]:
+            blocks.call_one(b, "switch_apply", key, int(n_pos[b]), int(n_neg[b]))
+    return s
+
+
+def tsvm(blocks, counts, lam, lam_u, S, r, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX,
+         tag=""):
+    """:func:`solvers.s3vm.tsvm_binary` over the blocks (the task set by ``set_task``;
+    ``counts`` its labeled, positive and unlabeled rows). Returns (w, objective, stats)."""
+    t0 = time.perf_counter()
+    l, u = counts["labeled"], counts["unlabeled"]
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    blocks.call("problem_supervised", "sup", 1.0, 1.0, False, 1.0 / l)
+    sup = mfn(blocks, "sup", lam, **kw)
+    if u == 0:
+        blocks.call("problem_transductive", "all", 1.0 / l)
+        blocks.call("outputs_of", "all", sup.w)
+        cost = _transductive_cost(blocks, "all", sup.w, l, u, lam, lam_u)
+        return sup.w, cost, {"switches": 0, "lambda_u_steps": 0, "retrains": 1}
+    blocks.call("unlabeled_outputs", sup.w)
+    blocks.call("problem_transductive", "all", 1.0 / l)
+    npos = int(math.floor(r * u + 0.5))
+    _label_top(blocks, "all", npos)
+    lam0 = min(TSVM_LAMBDA_SMALL, lam_u)
+    blocks.call("set_unlabeled_cost", "all", lam0 / u)
+    res = mfn(blocks, "all", lam, **kw)
+    switches = 0
+    steps = 0
+    retrains = 2
+    last = lam0 >= lam_u
+    while True:
+        steps += 1
+        round_switches = 0
+        while True:
+            s = _switch(blocks, "all", S)
+            if s == 0:
+                break
+            switches += s
+            round_switches += s
+            res = mfn(blocks, "all", lam, w0=res.w, keep_outputs=True, **kw)
+            retrains += 1
+        level = (logging.INFO if steps == 1 or steps % 10 == 0 or last or round_switches
+                 else logging.DEBUG)
+        if log.isEnabledFor(level):
+            log.log(level, "%stsvm: λ_u step %d (λ′ = %.4g): %d pairs switched, objective "
+                    "%.10g (%.2f s)", tag, steps, lam0, round_switches,
+                    _transductive_cost(blocks, "all", res.w, l, u, lam, lam0),
+                    time.perf_counter() - t0)
+        if last:
+            break
+        lam0 = TSVM_ANNEALING_RATE * lam0
+        if lam0 >= lam_u:
+            lam0 = lam_u
+            last = True
+        blocks.call("set_unlabeled_cost", "all", lam0 / u)
+        res = mfn(blocks, "all", lam, w0=res.w, keep_outputs=True, **kw)
+        retrains += 1
+    cost = _transductive_cost(blocks, "all", res.w, l, u, lam, lam_u)
+    return res.w, cost, {"switches": switches, "lambda_u_steps": steps, "retrains": retrains}
+
+
+def da(blocks, counts, lam, lam_u, r, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX, tag=""):
+    """:func:`solvers.s3vm.da_binary` over the blocks. Returns (w, objective, stats)."""
+    t0 = time.perf_counter()
+    l, u = counts["labeled"], counts["unlabeled"]
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    if u == 0:
+        blocks.call("problem_supervised", "sup", 1.0, 1.0, False, 1.0 / l)
+        sup = mfn(blocks, "sup", lam, **kw)
+        blocks.call("problem_transductive", "all", 1.0 / l)
+        blocks.call("outputs_of", "all", sup.w)
+        cost = _transductive_cost(blocks, "all", sup.w, l, u, lam, lam_u)
+        return sup.w, cost, {"temperatures": 0, "inner_rounds": 0}
+    blocks.call("problem_virtual", "v", 1.0 / l)
+    blocks.call("da_costs", "v", lam_u, u, r)
+    res = mfn(blocks, "v", lam, **kw)
+    F = _transductive_cost(blocks, "v", res.w, l, u, lam, lam_u)
+    best_w, best_F = res.w.copy(), F
+    T = DA_INIT_TEMP * lam_u
+    H = 1.0
+    outer = 0
+    inner_total = 0
+    balance = 0.0
+    lr = math.log(r) - math.log1p(-r)
+    while outer < DA_OUTER_ITERMAX and H > eps and T > 0.0:
+        outer += 1
+        kl = 1.0
+        inner = 0
+        while inner < DA_INNER_ITERMAX and kl > eps:
+            inner += 1
+            g = blocks.call("da_scores", "v", lam_u)
+            gmin = min(x[0] for x in g)
+            gmax = max(x[1] for x in g)
+            gmean = _sum([x[2] for x in g]) / u
+
+            def balance_at(nu, T=T):
+                parts = blocks.call("da_balance", T, nu)
+                s = _sum([p[0] for p in parts])
+                ds = _sum([p[1] for p in parts])
+                return s / u - r, ds / (u * T)
+
+            nu = find_nu(balance_at, gmin + T * lr, gmax + T * lr, gmean + T * lr)
+            parts = blocks.call("da_probabilities", T, nu)
+            balance = max(balance, abs(_sum([p[0] for p in parts]) / u - r))
+            kl = _sum([p[1] for p in parts]) / u
+            H = _sum([p[2] for p in parts]) / u
+            blocks.call("da_costs", "v", lam_u, u)
+            res = mfn(blocks, "v", lam, w0=res.w, keep_outputs=True, **kw)
+            F = _transductive_cost(blocks, "v", res.w, l, u, lam, lam_u)
+            if F < best_F:
+                best_w, best_F = res.w.copy(), F
+        inner_total += inner
+        log.log(logging.INFO if outer == 1 or outer % 10 == 0 else logging.DEBUG,
+                "%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
+                "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
+                time.perf_counter() - t0)
+        T /= DA_ANNEALING_RATE
+    return best_w, best_F, {"temperatures": outer, "inner_rounds": inner_total,
+                            "balance_error": balance}
+
+
+def svm(blocks, counts, params, use_cost, tag=""):
+    """svm (L2-SVM-MFN with SVM_FORCING) on the labeled rows in view."""
+    blocks.call("problem_supervised", "sup", params["cost_positive"], params["cost_negative"],
+                use_cost, None)
+    return mfn(blocks, "sup", params["lambda"], bias=params["bias"], eps=params["epsilon"],
+               max_iter=params["max_iter"], tag=tag, forcing=SVM_FORCING)
+
+
+def rls_fit(blocks, counts, params, use_cost, tag=""):
+    blocks.call("problem_supervised", "sup", params["cost_positive"], params["cost_negative"],
+                use_cost, None)
+    return rls(blocks, "sup", params["lambda"], bias=params["bias"], eps=params["epsilon"],
+               max_iter=params["max_iter"])
+
+
+def check_task(counts, name):
+    """The one-process solvers' errors for a task's counts."""
+    if counts["labeled"] == 0:
+        raise ProblemError("no labeled rows")
+    if counts["positive"] in (0, counts["labeled"]):
+        raise ProblemError(f"{name}: the labeled rows have one class only")
