@@ -101,14 +101,15 @@ def _read(stream, size: int, name: str) -> bytes:
         raise DataError(name, f"cannot read: {e}") from None
 
 
-def iter_line_blocks(stream, name: str,
-                     chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
+def iter_line_blocks(stream, name: str, chunk_bytes: int = CHUNK_BYTES,
+                     first_line: int = 1) -> Iterator[tuple[bytes, int]]:
     """Yield (block, first_line) where block holds whole lines ending in ``\\n``.
 
-    first_line is the 1-based number of the block's first line in the file.
+    first_line is the 1-based number of the block's first line in the file (the stream's
+    first line is line ``first_line``: a part of a file).
     """
     rest = b""
-    line_no = 1
+    line_no = first_line
     first = True
     while True:
         piece = _read(stream, chunk_bytes, name)
@@ -324,6 +325,11 @@ def read_dataset(path: str, *, zero_based: bool = False, labels: str | None = No
                              chunk_bytes=chunk_bytes))
     if not parts:
         raise DataError(path, "no data rows (the file is empty or has only comments)")
+    return concat_parts(parts, path, n_features)
+
+
+def concat_parts(parts: list[Dataset], name: str, n_features: int | None = None) -> Dataset:
+    """One Dataset of the parts' rows in order (as wide as the widest, or n_features)."""
     if len(parts) == 1:
         return parts[0]
     width = n_features if n_features is not None else max(p.X.shape[1] for p in parts)
@@ -336,7 +342,7 @@ def read_dataset(path: str, *, zero_based: bool = False, labels: str | None = No
                       shape=(int(indptr.size - 1), width))
     return Dataset(X, np.concatenate([p.y for p in parts]),
                    np.concatenate([p.cost for p in parts]),
-                   np.concatenate([p.lines for p in parts]), path)
+                   np.concatenate([p.lines for p in parts]), name)
 
 
 def stack_unlabeled(data: Dataset, extra: Dataset) -> Dataset:

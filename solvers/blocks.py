@@ -60,10 +60,10 @@ class Block:
         self.cost = np.asarray(cost, dtype=np.float64)
         self.first_row = first_row
         self.threads = max(1, int(threads))
-        self.view = np.ones(self.y.size, bool)
         self.p: dict[str, _Problem] = {}
         self.bias = 1.0
         self.pos = 1.0
+        self.set_view(None)
 
     # ----------------------------------------------------------------- the data
 
@@ -77,6 +77,7 @@ class Block:
         """Make X exactly d columns wide (the widest block's width)."""
         X = self.X
         self.X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        self.set_view(None)
 
     def relabel(self, mapping: dict) -> None:
         """Labels as the client's internal codes: y ← mapping[y] for each label given."""
@@ -84,12 +85,7 @@ class Block:
         for a, b in mapping.items():
             y[self.y == a] = b
         self.y = y
-
-    def labeled_rows(self, rows) -> tuple:
-        """(X, y, cost) of the block's rows ``rows`` (local indices): a sample the client
-        cross-validates λ on."""
-        rows = np.asarray(rows, dtype=np.int64)
-        return self.X[rows], self.y[rows], self.cost[rows]
+        self.set_view(None)
 
     def set_view(self, held_out) -> int:
         """Train on every row but the local rows ``held_out`` (a cross-validation fold; None:
@@ -97,21 +93,38 @@ class Block:
         self.view = np.ones(self.y.size, bool)
         if held_out is not None:
             self.view[np.asarray(held_out, dtype=np.int64)] = False
+        self.Xv = self.X if self.view.all() else self.X[self.view]
+        self.yv = self.y[self.view]
+        self.costv = self.cost[self.view]
         self.p = {}
         return int(self.view.sum())
+
+    def rows_in_view(self) -> int:
+        return int(self.yv.size)
+
+    def unlabeled_in_view(self) -> int:
+        return int(np.sum(self.yv == 0))
+
+    def labeled_in_view(self) -> np.ndarray:
+        """The labeled rows in view (positions in the view, ascending)."""
+        return np.flatnonzero(self.yv != 0)
+
+    def labeled_rows(self, rows) -> tuple:
+        """(X, y, cost) of the rows ``rows`` (positions in the view): a sample the driver
+        cross-validates λ on."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return self.Xv[rows], self.yv[rows], self.costv[rows]
 
     def set_task(self, pos: float, bias: float) -> dict:
         """Targets of the binary task whose positive class is ``pos`` (one-vs-rest): Y = +1,
         -1, 0 unlabeled, over the rows in view. Returns the counts (labeled, positive,
         unlabeled)."""
-        y = self.y[self.view]
+        y = self.yv
         self.pos = pos
         self.bias = float(bias)
         self.Yt = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
         self.lab = np.flatnonzero(self.Yt != 0)
         self.unl = np.flatnonzero(self.Yt == 0)
-        self.Xv = self.X if self.view.all() else self.X[self.view]
-        self.costv = self.cost[self.view]
         self.p = {}
         return {"labeled": int(self.lab.size), "positive": int(np.sum(self.Yt > 0)),
                 "unlabeled": int(self.unl.size)}
@@ -237,7 +250,7 @@ class Block:
         if P.J.size == 0:
             return omega_z, np.zeros(p.size), 0.0
         omega_q = la.normal_product(*P.a, self.bias, P.J, p, P.Ce, P.q, P.buf, P.par)
-        return omega_z, P.buf[0].copy(), omega_q
+        return omega_z, P.buf[0], omega_q  # sent before the next step reuses buf
 
     def cg_residual(self, key) -> tuple:
         """(X̃_Jᵀ z, ‖z‖²) from z itself (CGLS's stopping test)."""
@@ -405,8 +418,17 @@ class Block:
         X = self.X[np.asarray(rows, dtype=np.int64)]
         return np.asarray(X @ W) + b
 
-    def held_out_labels(self, held_out) -> np.ndarray:
-        return self.y[np.asarray(held_out, dtype=np.int64)]
+    def labels_at(self, rows) -> np.ndarray:
+        """The labels of the block's rows ``rows``."""
+        return self.y[np.asarray(rows, dtype=np.int64)]
+
+    def labels_of_labeled(self) -> np.ndarray:
+        """The labels of the labeled rows in view, in row order."""
+        return self.yv[self.yv != 0]
+
+    def unlabeled_rows(self) -> np.ndarray:
+        """The block's unlabeled rows (local indices)."""
+        return np.flatnonzero(self.y == 0)
 
 
 def _spread(s: np.ndarray, k: int) -> np.ndarray:

@@ -496,3 +496,110 @@ def check_task(counts, name):
         raise ProblemError("no labeled rows")
     if counts["positive"] in (0, counts["labeled"]):
         raise ProblemError(f"{name}: the labeled rows have one class only")
+
+
+# --------------------------------------------------------------------------- models
+
+def _labeled_sample(blocks, d):
+    """(X, y, cost) of the labeled rows in view :func:`solvers.linear.lambda_sample` picks,
+    gathered here in row order, and the number of labeled rows."""
+    import scipy.sparse as sp
+
+    from ssl_svm.solvers.linear import lambda_sample
+
+    per_block = blocks.call("labeled_in_view")
+    sizes = [p.size for p in per_block]
+    n_lab = sum(sizes)
+    pick = lambda_sample(n_lab)
+    starts = np.cumsum([0] + sizes)
+    Xs, ys, cs = [], [], []
+    for b, rows in enumerate(per_block):
+        mine = pick[(pick >= starts[b]) & (pick < starts[b + 1])] - starts[b]
+        if mine.size:
+            X, y, c = blocks.call_one(b, "labeled_rows", rows[mine])
+            Xs.append(X)
+            ys.append(y)
+            cs.append(c)
+    X = sp.vstack(Xs, format="csr") if Xs else sp.csr_matrix((0, d))
+    return X, np.concatenate(ys), np.concatenate(cs), n_lab
+
+
+def fit_model(blocks, name: str, labels: list[int], params: dict, *, costs: bool = True):
+    """Train ``name`` (rls, svm, tsvm, da) on the rows in view of the blocks, two-class or
+    one-vs-rest over ``labels`` (the internal class labels), as the one-process
+    ``fit_<name>`` does: λ auto cross-validated on the labeled rows (gathered here; a sample of
+    :data:`solvers.linear.LAMBDA_ROWS` beyond that many), the same stats and messages.
+    ``costs``: some row has a ``cost:`` factor other than 1. Returns the Model."""
+    from ssl_svm.solvers import linear, s3vm
+    from ssl_svm.solvers.multiclass import one_vs_rest_tasks
+
+    t0 = time.perf_counter()
+    d = blocks.d
+    given = params
+    semi = name in ("tsvm", "da")
+    lam_auto = None
+    if params["lambda"] is None:
+        Xl, yl, cl, n_lab = _labeled_sample(blocks, d)
+        fit = linear.fit_rls if name == "rls" else linear.fit_svm
+        params, lam_auto = linear.resolve_lambda(
+            fit, Xl, yl, cl, params, name, mean_loss=semi,
+            sampled_from=n_lab if n_lab > linear.LAMBDA_ROWS else None)
+    bias = params["bias"]
+    r_given = params.get("positive_fraction")
+    if semi and r_given is not None and len(labels) > 2:
+        raise ProblemError("-R/--positive-fraction applies to two-class problems; "
+                           "one-vs-rest takes each class's labeled fraction")
+    if semi and costs:
+        log.warning("%s does not use per-row cost: factors; they are ignored", name)
+    said = []
+
+    def binary(pos, tag):
+        parts = blocks.call("set_task", pos, bias)
+        counts = {k: sum(p[k] for p in parts) for k in parts[0]}
+        if not semi:
+            fn = svm if name == "svm" else rls_fit
+            res = fn(blocks, counts, params, True, tag)
+            if not res.converged:
+                log.warning("%s%s stopped before converging after %d iterations (%s)",
+                            tag, name, res.iterations, res.reason)
+            else:
+                log.info("%s%s: objective %.10g after %d iterations (%d CG iterations; %s)",
+                         tag, name, res.objective, res.iterations, res.cg_iterations,
+                         res.reason)
+            return res.w[:-1], bias * res.w[-1], {"objective": res.objective,
+                                                  "iterations": res.iterations,
+                                                  "cg_iterations": res.cg_iterations}
+        check_task(counts, name)
+        if counts["unlabeled"] == 0 and not said:
+            said.append(True)
+            log.warning("no unlabeled rows: %s reduces to svm on the labeled rows (costs 1/l, "
+                        "the same solution as -a svm -W %g)", name,
+                        params["lambda"] * counts["labeled"])
+        r = r_given
+        if r is None:
+            r = counts["positive"] / counts["labeled"]
+            log.info("%sr = %.6g (the labeled rows' positive fraction; -R sets it)", tag, r)
+        else:
+            log.info("%sr = %.6g", tag, r)
+        if name == "tsvm":
+            w, obj, st = tsvm(blocks, counts, params["lambda"], params["lambda_u"],
+                              params["max_switch"], r, bias=bias, eps=params["epsilon"],
+                              max_iter=params["max_iter"], tag=tag)
+        else:
+            w, obj, st = da(blocks, counts, params["lambda"], params["lambda_u"], r, bias=bias,
+                            eps=params["epsilon"], max_iter=params["max_iter"], tag=tag)
+        log.info("%s%s: transductive objective %.10g, r = %.6g", tag, name, obj, r)
+        return w[:-1], bias * w[-1], {"objective": obj, "positive_fraction": r, **st}
+
+    model = one_vs_rest_tasks(name, labels, d, binary)
+    declared = (s3vm.PARAMS if semi else linear.PARAMS)[name]
+    model.params = {p.name: given[p.name] for p in declared}
+    if lam_auto is not None:
+        model.stats["lambda"] = [lam_auto]
+    rows = sum(blocks.call("rows_in_view"))
+    unl = sum(blocks.call("unlabeled_in_view"))
+    model.stats["n_rows"] = [rows if semi else rows - unl]
+    if semi:
+        model.stats["n_unlabeled"] = [unl]
+    model.stats["train_time"] = [time.perf_counter() - t0]
+    return model

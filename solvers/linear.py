@@ -285,13 +285,16 @@ LAMBDA_ROWS = 5000
 LAMBDA_FOLDS = 5
 
 
-def choose_lambda(fit, X, y, cost, params: dict, name: str) -> float:
+def choose_lambda(fit, X, y, cost, params: dict, name: str,
+                  sampled_from: int | None = None) -> float:
     """λ for a fit of ``name`` given ``lambda`` auto: the best of ``LAMBDA_PATH`` by
     ``LAMBDA_FOLDS``-fold stratified cross-validation (seed 0) of the supervised ``fit``
     (fit_svm, or fit_rls for rls) on the labeled rows of X, y (0 = unlabeled), accuracy
     pooled over the folds (a λ whose held-out predictions are all one class only when every λ's
     are), among equals the middle one (the larger of two); each fold runs the path largest λ
-    first, warm-started. With a class of fewer than 2 labeled rows, SVMlin's λ = 1. Logged."""
+    first, warm-started. With a class of fewer than 2 labeled rows, SVMlin's λ = 1. Logged.
+    ``sampled_from``: the labeled rows of X are already :func:`lambda_sample`'s sample of that
+    many (rows held elsewhere: a distributed fit)."""
     from ssl_svm.solvers.crossval import stratified_folds
     from ssl_svm.solvers.params import LAMBDA_PATH
 
@@ -304,10 +307,11 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str) -> float:
                  "SVMlin's default)", name)
         return 1.0
     scale = 1.0
-    if lab.size > LAMBDA_ROWS:
-        rng = np.random.default_rng(0)
+    if sampled_from is not None:
+        scale = sampled_from / lab.size
+    elif lab.size > LAMBDA_ROWS:
         scale = lab.size / LAMBDA_ROWS
-        lab = np.sort(rng.choice(lab, LAMBDA_ROWS, replace=False))
+        lab = lab[lambda_sample(lab.size)]
     Xl, yl = X[lab], y[lab]
     cl = np.ones(lab.size) if cost is None else cost[lab]
     sup = {"cost_positive": params.get("cost_positive", 1.0),
@@ -348,17 +352,26 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str) -> float:
     return lam
 
 
+def lambda_sample(n_labeled: int) -> np.ndarray:
+    """Which of n_labeled labeled rows (positions, ascending) :func:`choose_lambda`
+    cross-validates: all, or a seeded sample of LAMBDA_ROWS."""
+    if n_labeled <= LAMBDA_ROWS:
+        return np.arange(n_labeled)
+    return np.sort(np.random.default_rng(0).choice(n_labeled, LAMBDA_ROWS, replace=False))
+
+
 def resolve_lambda(fit, X, y, cost, params: dict, name: str,
-                   mean_loss: bool = False) -> tuple[dict, float | None]:
+                   mean_loss: bool = False,
+                   sampled_from: int | None = None) -> tuple[dict, float | None]:
     """(params with λ set, the λ chosen or None when given): :func:`choose_lambda` when
     ``params["lambda"]`` is None (auto). ``mean_loss``: the solver's labeled loss is a mean
     over the l labeled rows (tsvm and da, SVMlin's 1/l costs), not a sum as the supervised
-    fit's, so the same balance is λ / l."""
+    fit's, so the same balance is λ / l. ``sampled_from`` as in :func:`choose_lambda`."""
     if params["lambda"] is not None:
         return params, None
-    lam = choose_lambda(fit, X, y, cost, params, name)
+    lam = choose_lambda(fit, X, y, cost, params, name, sampled_from)
     if mean_loss:
-        n_lab = int(np.sum(y != 0))
+        n_lab = sampled_from or int(np.sum(y != 0))
         lam /= n_lab
         log.info("%s: λ = %.6g for its mean loss over the %d labeled rows (λ / %d)", name, lam,
                  n_lab, n_lab)

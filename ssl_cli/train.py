@@ -67,6 +67,7 @@ def _epilog() -> str:
               "  ssl-train -a lapsvm --early-stop validation --validation val.svm train.svm",
               "  ssl-train -a cheeger-rls -g 0.03 -l unlabeled.pred train.svm",
               "  ssl-train -a tvrls --tv-gamma 0.03 --eta 100 digits.svm   # multi-class",
+              "  ssl-train -a tsvm --cluster tcp://scheduler:8786 big.svm big.model",
               "", "\b", *_wrap(TV_OUT_OF_SAMPLE),
               "", "Exit status: 0 ok, 1 data or model error, 2 usage error."]
     return "\n".join(lines)
@@ -175,6 +176,10 @@ def _load_solver(algo) -> None:
               help="after a semi-supervised fit, cross-validate it and the supervised svm on "
                    "the same folds of the labeled rows and warn when the unlabeled rows likely "
                    "hurt: auto = when that takes at most ~10 s, cv = always, none = never")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="train on a Dask cluster, e.g. tcp://HOST:8786: the rows stay on the "
+                   "workers, each reading its part of TRAIN [rls, svm, tsvm, da] (needs pip "
+                   "install 'ssl-svm[cluster]'; README: Training on a cluster)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @version_option(PROG)
@@ -182,7 +187,7 @@ def _load_solver(algo) -> None:
 def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zero_based,
            labels_file, unlabeled_file, unlabeled_label, transductive_file, values,
            keep_comments, probability, libsvm_b, init_model, validation_file,
-           negatives_as_unlabeled, max_memory, check, quiet, verbose, **kwargs):
+           negatives_as_unlabeled, max_memory, check, cluster, quiet, verbose, **kwargs):
     ctx = click.get_current_context()
     probability = probability_flag(probability, libsvm_b)
     algo = choose_algorithm(ctx, algorithm, svmlin_algorithm)
@@ -232,7 +237,21 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
     if folds is not None and process.stdout_closed():
         raise DataError("-", "cannot write the cross-validation accuracy: standard output "
                         "is closed")
+    if cluster is not None:
+        _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run,
+                       keep_comments, check)
     log = setup_logging(PROG, quiet, verbose)
+    if cluster is not None:
+        with Outputs({"TRAIN": train, "--unlabeled": unlabeled_file}) as outputs:
+            model_out = outputs.add(model, "model") if folds is None else None
+            pred_out = outputs.add(transductive_file, "-l predictions")
+            try:
+                _train_cluster(cluster, train, unlabeled_file, algo, params, folds, seed,
+                               zero_based, unlabeled_label, values, check, log, outputs,
+                               model_out, pred_out, model, transductive_file)
+            except ProblemError as e:
+                raise DataError(train, str(e)) from None
+        return
     with Outputs({"TRAIN": train, "--labels": labels_file, "--unlabeled": unlabeled_file,
                   "--validation": validation_file}) as outputs:
         model_out = outputs.add(model, "model") if folds is None else None
@@ -307,6 +326,84 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     if pred_out is not None:
         log.info("predictions for %d unlabeled rows written to %s", F_unl.shape[0],
                  transductive_file)
+    obj = m.stats.get("objective")
+    log.info("trained %s in %.3f s%s; model written to %s", algo.name,
+             time.perf_counter() - t0,
+             f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+
+
+def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, keep_comments,
+                   check):
+    """Usage errors of --cluster: the algorithms and options a cluster fit has."""
+    from ssl_svm.cluster import ALGORITHMS as ON_CLUSTER
+
+    if algo.name not in ON_CLUSTER:
+        raise click.UsageError(f"--cluster trains {', '.join(ON_CLUSTER)}; -a {algo.name} "
+                               "needs all its rows in one process (its graph or kernel "
+                               "couples every pair of rows)", ctx)
+    if train == "-":
+        raise click.UsageError("--cluster reads TRAIN on the workers or in pieces: give a file, "
+                               "not stdin", ctx)
+    for given, flag, why in ((labels_file, "--labels", "join the labels to the rows first "
+                              "(paste -d' ' labels features)"),
+                             (init_model, "--init", "a cluster fit starts from w = 0"),
+                             (probability or None, "--probability", "calibrate with ssl-train "
+                              "-v on a sample"),
+                             ("validation" in run or None, "--validation", "it is for lapsvm "
+                              "and laprls"),
+                             (keep_comments or None, "--keep-comments", "the rows' comments "
+                              "stay on the workers")):
+        if given is not None:
+            raise click.UsageError(f"--cluster does not take {flag}: {why}", ctx)
+    if check == "cv":
+        raise click.UsageError("--check cv cross-validates in this process; on a cluster run "
+                               "ssl-train -v with --cluster and -a svm, then with your "
+                               "algorithm, and compare", ctx)
+
+
+def _train_cluster(address, train, unlabeled_file, algo, params, folds, seed, zero_based,
+                   unlabeled_label, values, check, log, outputs, model_out, pred_out, model,
+                   transductive_file):
+    """ssl-train --cluster: read on the workers, train (or -v) there, write here."""
+    from ssl_svm import cluster
+    from ssl_svm.cli.parallel import connect
+    from ssl_svm.formats.model_file import model_to_text
+
+    t0 = time.perf_counter()
+    client = connect(address)
+    blocks = None
+    try:
+        files = [(train, False)] + ([(unlabeled_file, True)] if unlabeled_file else [])
+        blocks = cluster.load(client, files, zero_based)
+        prepared = cluster.prepare(blocks, algo, train, unlabeled_label)
+        log.info("%s: %s", algo.name, " ".join(f"{k}={fmt(v)}" for k, v in params.items()))
+        log.info("%d labeled rows, classes %s%s; on %d workers", prepared.n_lab,
+                 " ".join(str(prepared.codes.get(c, c)) for c in prepared.classes),
+                 " (one-vs-rest)" if len(prepared.classes) > 2 else "", len(blocks.hosts))
+        if folds is not None:
+            if folds > prepared.n_lab:
+                raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
+                                f"(found {prepared.n_lab})")
+            acc = cluster.cross_validate(prepared, algo, params, folds, seed,
+                                         on_fold=lambda i, k: log.info("fold %d of %d",
+                                                                       i + 1, k))
+            click.echo(f"Cross Validation Accuracy = {100.0 * acc:g}%")
+            return
+        m = cluster.fit(prepared, algo, params)
+        if check != "none" and algo.uses_unlabeled:
+            log.info("the check against the supervised svm is not run on a cluster fit (it "
+                     "would train 10 more); compare with ssl-train -v --cluster")
+        model_out.write(model_to_text(m))
+        n_pred = 0
+        if pred_out is not None:
+            n_pred = cluster.write_transductive(prepared, m, pred_out, values)
+        outputs.commit()
+    finally:
+        if blocks is not None:
+            blocks.close()
+        client.close()
+    if pred_out is not None:
+        log.info("predictions for %d unlabeled rows written to %s", n_pred, transductive_file)
     obj = m.stats.get("objective")
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,
