@@ -228,12 +228,10 @@ class BlockHost:
     def _store(self, slot, parts, name, unlabeled, first_row) -> dict:
         import scipy.sparse as sp
 
-        from ssl_svm.formats.svmlight import concat_parts
         from ssl_svm.solvers.blocks import Block
 
         if parts:
-            data = concat_parts(parts, name)
-            X, y, cost, lines = data.X, data.y, data.cost, data.lines
+            X, y, cost, lines = _merge(parts)
         else:
             X, y, cost, lines = (sp.csr_matrix((0, 0)), np.zeros(0), np.ones(0),
                                  np.zeros(0, np.int64))
@@ -266,14 +264,46 @@ class BlockHost:
                 first[i] = first[i] + res[i]
         return [tuple(first)]
 
-    def memory(self) -> int:
-        """This process's resident memory now (bytes)."""
-        try:
-            import psutil
+    def memory(self) -> tuple[int, int]:
+        """This process's resident memory now and its peak so far (bytes)."""
+        import resource
 
-            return int(psutil.Process().memory_info().rss)
-        except ImportError:  # pragma: no cover -- distributed depends on psutil
-            return 0
+        import psutil
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        return int(psutil.Process().memory_info().rss), int(peak)
+
+
+def _merge(parts: list) -> tuple:
+    """(X, y, cost, lines) of the parsed parts in order, each part freed once copied: the
+    peak is the block plus one part, not twice the block."""
+    import scipy.sparse as sp
+
+    rows = sum(p.n_rows for p in parts)
+    nnz = sum(p.X.nnz for p in parts)
+    width = max(p.X.shape[1] for p in parts)
+    data = np.empty(nnz, parts[0].X.data.dtype)
+    indices = np.empty(nnz, parts[0].X.indices.dtype)
+    indptr = np.empty(rows + 1, np.int64)
+    y = np.empty(rows)
+    cost = np.empty(rows)
+    lines = np.empty(rows, np.int64)
+    indptr[0] = 0
+    r = v = 0
+    parts.reverse()
+    while parts:
+        p = parts.pop()
+        n, k = p.n_rows, p.X.nnz
+        data[v:v + k] = p.X.data
+        indices[v:v + k] = p.X.indices
+        indptr[r + 1:r + n + 1] = p.X.indptr[1:] + v
+        y[r:r + n] = p.y
+        cost[r:r + n] = p.cost
+        lines[r:r + n] = p.lines
+        r += n
+        v += k
+        del p
+    return sp.csr_matrix((data, indices, indptr), shape=(rows, width)), y, cost, lines
 
 
 # --------------------------------------------------------------------------- here

@@ -1,0 +1,205 @@
+"""ssl-train --cluster on dask.distributed LocalClusters bound to 127.0.0.1: the rows stay on
+the workers (read there, or shipped), the model is the one-process model, errors are one line,
+a lost worker is an error that leaves the old model in place, and the workers' memory holds
+their part of the rows, not all of them."""
+
+import gzip
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import BIN, SAMPLES, run, shared
+
+distributed = pytest.importorskip("distributed")  # a test extra: pip install .[test]
+
+PCMAC = SAMPLES / "pcmac.train"
+
+
+def local_cluster(n=2, **kw):
+    return distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                    host="127.0.0.1", dashboard_address=None, **kw)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = local_cluster()
+    yield c
+    c.close()
+
+
+def stat(model_text: str, name: str) -> list[float]:
+    line = next(x for x in model_text.splitlines() if x.startswith(f"stat {name} "))
+    return [float(v) for v in line.split()[2:]]
+
+
+@pytest.mark.parametrize("algo", ["tsvm", "da"])
+def test_cluster_model_is_the_one_process_model(cluster, tmp, algo):
+    args = ["-a", algo, "-W", "1e-3", PCMAC]
+    run("ssl-train", "-q", "--check", "none", *args, tmp / "local", "-l", tmp / "local.l",
+        check=0)
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args, tmp / "c1", "-l",
+            tmp / "c1.l", check=0)
+    assert "each worker read its own part" in r.stderr
+    run("ssl-train", "-q", "--cluster", cluster.scheduler_address, *args, tmp / "c2", check=0)
+    local, c1 = (tmp / "local").read_text(), (tmp / "c1").read_text()
+    np.testing.assert_allclose(stat(c1, "objective"), stat(local, "objective"), rtol=1e-9)
+    assert (tmp / "c1.l").read_bytes() == (tmp / "local.l").read_bytes()
+    assert (tmp / "c2").read_bytes() == (tmp / "c1").read_bytes()  # same blocks, same bytes
+    pred = [run("ssl-predict", PCMAC, tmp / m, tmp / f"{m}.p", check=0) for m in ("local", "c1")]
+    assert (tmp / "local.p").read_bytes() == (tmp / "c1.p").read_bytes()
+    assert pred[0].stderr.splitlines()[-1] == pred[1].stderr.splitlines()[-1]
+
+
+def test_unlabeled_file_shipped_and_one_vs_rest(cluster, tmp):
+    """A compressed TRAIN (the workers cannot cut it) is read here and shipped in pieces;
+    --unlabeled rows join it; 5 classes train one-vs-rest; λ auto as in one process."""
+    lines = (SAMPLES / "shuttle.train").read_text().splitlines(keepends=True)
+    with gzip.open(tmp / "lab.svm.gz", "wt") as f:
+        f.writelines(lines[::4])
+    (tmp / "unl.svm").write_text("".join(lines[1::4]))
+    args = ["-a", "tsvm", tmp / "lab.svm.gz", "--unlabeled", tmp / "unl.svm"]
+    run("ssl-train", "-q", "--check", "none", *args, tmp / "local", "-l", tmp / "local.l",
+        check=0)
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args, tmp / "c", "-l",
+            tmp / "c.l", check=0)
+    assert "read here and shipped in pieces" in r.stderr
+    assert "each worker read its own part" in r.stderr  # the plain --unlabeled file
+    local, c = (tmp / "local").read_text(), (tmp / "c").read_text()
+    assert stat(c, "lambda") == stat(local, "lambda")
+    assert len(stat(c, "objective")) == len(stat(local, "objective")) == 5
+    np.testing.assert_allclose(stat(c, "objective"), stat(local, "objective"), rtol=1e-9)
+    assert (tmp / "c.l").read_bytes() == (tmp / "local.l").read_bytes()
+
+
+def test_cross_validation_on_the_blocks(cluster):
+    local = run("ssl-train", "-a", "svm", "-W", "0.01", "-v", "4", "--seed", "3", PCMAC,
+                check=0)
+    r = run("ssl-train", "-a", "svm", "-W", "0.01", "-v", "4", "--seed", "3", "--cluster",
+            cluster.scheduler_address, PCMAC, check=0)
+    assert r.stdout == local.stdout and r.stdout.startswith("Cross Validation Accuracy = ")
+
+
+def test_a_bad_row_on_a_worker_names_the_file_line(cluster, tmp):
+    lines = PCMAC.read_text().splitlines(keepends=True)
+    lines[400] = "1 5:0.1 3:0.2\n"  # indices must increase: in the second worker's part
+    (tmp / "bad.svm").write_text("".join(lines))
+    (tmp / "m").write_text("old model\n")
+    r = run("ssl-train", "-a", "tsvm", "--cluster", cluster.scheduler_address, tmp / "bad.svm",
+            tmp / "m", check=1)
+    err = r.stderr.strip().splitlines()
+    assert err[-1].startswith(f"ssl-train: error: {tmp / 'bad.svm'}:401: ")
+    assert "Traceback" not in r.stderr
+    assert (tmp / "m").read_text() == "old model\n"
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["-a", "lapsvm"], "--cluster trains rls, svm, tsvm, da"),
+    (["--labels", "x"], "--cluster does not take --labels"),
+    (["--check", "cv", "-a", "tsvm"], "--check cv"),
+])
+def test_usage_errors(extra, message):
+    r = run("ssl-train", *extra, "--cluster", "tcp://127.0.0.1:1", PCMAC, check=2)
+    assert message in r.stderr and "Traceback" not in r.stderr
+    r = run("ssl-train", "--cluster", "tcp://127.0.0.1:1", "-", "m", input="", check=2)
+    assert "give a file, not stdin" in r.stderr
+
+
+def test_a_lost_worker_is_an_error_and_the_old_model_stays(tmp):
+    c = local_cluster()
+    client = distributed.Client(c)
+    try:
+        (tmp / "m").write_text("old model\n")
+        data = shared("bench", "w8a-200", "train.svm")
+        p = subprocess.Popen([str(BIN / "ssl-train"), "-a", "tsvm", "-W", "1e-3", "--verbose",
+                              "--cluster", c.scheduler_address, str(data), str(tmp / "m")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in p.stderr:  # the fit is under way once the first switching step is said
+            if "λ_u step" in line or "Newton step" in line:
+                break
+        victim = sorted(client.run(os.getpid).values())[1]
+        os.kill(victim, signal.SIGKILL)
+        err = p.stderr.read()
+        p.wait(timeout=300)
+        assert p.returncode == 1, err
+        last = err.strip().splitlines()[-1]
+        assert re.match(r"ssl-train: error: tcp://127\.0\.0\.1:\d+: the Dask worker was lost "
+                        r"during the fit", last), err
+        assert "Traceback" not in err
+        assert (tmp / "m").read_text() == "old model\n"
+    finally:
+        client.close()
+        c.close()
+
+
+def _binary_rows(path, rows, k, d, seed):
+    """rows lines of k binary features among d, labels from a random hyperplane (± 1)."""
+    rng = np.random.default_rng(seed)
+    table = [f"{j}:1".encode() for j in range(1, d + 1)]
+    w = rng.normal(size=d)
+    with open(path, "wb") as f:
+        for lo in range(0, rows, 20_000):
+            n = min(20_000, rows - lo)
+            cols = np.sort(rng.integers(0, d, size=(n, k)), axis=1)
+            out = []
+            for row in cols:
+                row = np.unique(row)
+                out.append((b"+1 " if w[row].sum() > 0 else b"-1 ") + b" ".join(
+                    table[j] for j in row) + b"\n")
+            f.write(b"".join(out))
+
+
+def test_workers_smaller_than_the_data_train_it(tmp):
+    """Each worker's memory limit is what a worker holds with the code of a fit loaded plus
+    80 % of the rows' size in memory (290 MB): one worker cannot hold them (the nanny stops it
+    at 95 % of its limit) and the fit is a one-line error; two train them. The client's peak
+    memory is that of a 40x smaller file: it never holds the rows."""
+    rows = 400_000
+    big = tmp / "big.svm"
+    _binary_rows(big, rows, 60, 20_000, 0)
+    _binary_rows(tmp / "small.svm", 10_000, 60, 20_000, 0)
+    size = 12 * 60 * rows + 8 * rows  # CSR: float64 values, int32 indices, int64 row starts
+    args = ["-a", "svm", "-W", "1", "-e", "0.001"]
+    probe = local_cluster(1)
+    try:
+        r = _with_peak(["ssl-train", *args, "--cluster", probe.scheduler_address,
+                        tmp / "small.svm", tmp / "ms"])
+        assert r.returncode == 0, r.stderr
+        small_peak = int(r.stdout.split()[-1])
+        with distributed.Client(probe) as cl:
+            loaded = max(cl.run(_resident).values())
+    finally:
+        probe.close()
+    limit = int(loaded + 0.8 * size)
+    for n_workers in (2, 1):
+        c = local_cluster(n_workers, memory_limit=limit)
+        try:
+            r = _with_peak(["ssl-train", *args, "--cluster", c.scheduler_address, big,
+                            tmp / f"m{n_workers}"])
+        finally:
+            c.close()
+        if n_workers == 2:
+            assert r.returncode == 0, r.stderr
+            assert "trained svm" in r.stderr
+            assert int(r.stdout.split()[-1]) < small_peak + 30 * 2**20
+        else:
+            assert r.returncode == 1 and "the Dask worker was lost" in r.stderr, r.stderr
+            assert not (tmp / "m1").exists()
+
+
+def _resident() -> int:
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def _with_peak(cmd):
+    """Run an installed command; stdout's last word is its peak resident memory (bytes)."""
+    code = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024); "
+            "sys.exit(r.returncode)")
+    return subprocess.run([sys.executable, "-c", code, str(BIN / cmd[0]), *map(str, cmd[1:])],
+                          capture_output=True, text=True, timeout=900)
