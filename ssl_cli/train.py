@@ -379,7 +379,7 @@ def _train_cluster(address, train, unlabeled_file, algo, params, folds, seed, ze
         log.info("%s: %s", algo.name, " ".join(f"{k}={fmt(v)}" for k, v in params.items()))
         log.info("%d labeled rows, classes %s%s; on %d workers", prepared.n_lab,
                  " ".join(str(prepared.codes.get(c, c)) for c in prepared.classes),
-                 " (one-vs-rest)" if len(prepared.classes) > 2 else "", len(blocks.hosts))
+                 " (one-vs-rest)" if len(prepared.classes) > 2 else "", len(blocks.socks))
         if folds is not None:
             if folds > prepared.n_lab:
                 raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "

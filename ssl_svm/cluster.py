@@ -252,17 +252,9 @@ class BlockHost:
         """``method(*args)`` on each block in ``slots``, results in that order."""
         return [getattr(self.slots[s], method)(*args) for s in slots]
 
-    def call_sum(self, slots, method: str, args: tuple, index) -> list:
-        """:meth:`call` with the vector results at positions ``index`` summed over the slots
-        (in slot order), so one vector per host crosses the network."""
-        out = self.call(slots, method, args)
-        if len(out) == 1:
-            return out
-        first = list(out[0])
-        for res in out[1:]:
-            for i in index:
-                first[i] = first[i] + res[i]
-        return [tuple(first)]
+    def echo(self, x):
+        """x back (bench/bench_cluster.py times the connection's round trip with it)."""
+        return x
 
     def memory(self) -> tuple[int, int]:
         """This process's resident memory now and its peak so far (bytes)."""
@@ -330,10 +322,6 @@ class ClusterBlocks:
                 raise DataError(addr, f"cannot connect to the worker's block host at "
                                 f"{host}:{port}: {e.strerror or e}") from None
             self.socks.append(sock)
-
-    @property
-    def hosts(self):
-        return self.socks
 
     def _lost(self, h, e):
         return DataError(self.addresses[h], f"the Dask worker was lost during the fit "

@@ -100,6 +100,28 @@ def _usmo_explicit_w(files: dict[str, str]) -> None:
     usmo(X, np.asarray(y, dtype=float), 0.01, 0.5, KernelSpec("linear"), linear_path="w")
 
 
+def _blocks(files: dict[str, str]) -> None:
+    """The cluster fit's block code (``ssl-train --cluster``: the workers run it), on blocks
+    in this process: tsvm and da, whose steps use every block method."""
+    import numpy as np
+
+    import ssl_svm
+    from ssl_svm.solvers import distributed
+    from ssl_svm.solvers.blocks import Block
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    X, y = ssl_svm.load_svmlight(files["sparse"])[:2]
+    y = np.asarray(y, dtype=float)
+    half = X.shape[0] // 2
+    for name in ("tsvm", "da"):
+        blocks = [Block(X[:half], y[:half], np.ones(half)),
+                  Block(X[half:], y[half:], np.ones(X.shape[0] - half))]
+        params = {p.name: p.default for p in ALGORITHMS[name].params}
+        params["lambda"] = 1e-3
+        distributed.fit_model(distributed.LocalBlocks(blocks, X.shape[1]), name, [-1, 1],
+                              params, costs=False)
+
+
 def _estimators(files: dict[str, str]) -> None:
     """Every estimator fitted on dense and on CSR arrays, as a notebook would."""
     import numpy as np
@@ -177,6 +199,8 @@ def main(argv=None) -> int:
                     pred = ["-q", "-b", "1", files[key], model, out]
                 _quietly(predict_cmd.main, pred, folder)
             _usmo_explicit_w(files)
+            say(f"{PROG}: the cluster fit's blocks")
+            _blocks(files)
             say(f"{PROG}: the Python estimators")
             _estimators(files)
         if any(warning for _, warning in compiled):
