@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test fuzz lint bench bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention clean
+.PHONY: demo test fuzz lint bench bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention bench-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,13 @@ bench-tune: $(VENV)/.installed-test
 
 bench-contention: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_contention.py --reps 5
+
+# not in `bench`: writes a 963 MB split (CLUSTER_SPLIT) first and takes about 15 minutes
+CLUSTER_SPLIT ?= /tmp/ssl-svm-splits/synthetic-1m
+bench-cluster: $(VENV)/.installed-test
+	test -f $(CLUSTER_SPLIT)/train.svm || $(BIN)/python bench/make_split.py $(CLUSTER_SPLIT) --rows 1000000 --labeled 200
+	$(BIN)/python bench/bench_cluster.py $(CLUSTER_SPLIT)/train.svm --workers 2 --threads 1
+	$(BIN)/python bench/bench_cluster.py $(CLUSTER_SPLIT)/train.svm --workers 1 --threads 2
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
