@@ -119,8 +119,8 @@ def main() -> None:
     tc = med("cluster", 2)
     calls = rows[0][5]
     print()
-    print(f"| run | wall (s) | client / process peak (MiB) | worker peaks (MiB) | per call "
-          f"(ms) |")
+    print("| run | wall (s) | client / process peak (MiB) | worker peaks (MiB) | per call "
+          "(ms) |")
     print("|---|---|---|---|---|")
     wp = rows[0][4]
     print(f"| cluster, {a.workers} × {a.threads} thread | {tc:.1f} | "

@@ -118,11 +118,35 @@ def recv_message(sock):
     return pickle.loads(_recv_exact(sock, n))
 
 
+class _Forward(logging.Handler):
+    """Sends the log records of the serving thread's work to the client, as ("log", level,
+    logger, message) messages ahead of the answer."""
+
+    def __init__(self, conn):
+        super().__init__(logging.DEBUG)
+        self.conn = conn
+        self.thread = threading.get_ident()
+
+    def emit(self, record):
+        if threading.get_ident() != self.thread:
+            return
+        try:
+            send_message(self.conn, ("log", record.levelno, record.name, record.getMessage()))
+        except OSError:
+            pass
+
+
 class BlockHost:
     """A worker's rows (one :class:`solvers.blocks.Block` per part of a file it holds) and the
     fit running on them; lives on the worker as a Dask actor."""
 
     def __init__(self, threads: int):
+        from ssl_svm.solvers import runtime
+
+        # the commands' thread-pool settings (TBB loadable, idle OpenMP threads asleep), as
+        # long as numba has not started its threads in this worker yet: OpenMP's idle threads
+        # spin otherwise, and take the core from the worker's own next step
+        runtime.configure()
         self.threads = max(1, int(threads))
         self.slots = []
         self.pieces: dict[int, list] = {}
@@ -157,6 +181,10 @@ class BlockHost:
         finally:
             self.listener.close()
         self._threads()
+        forward = _Forward(conn)
+        ours = logging.getLogger("ssl")
+        ours.addHandler(forward)
+        ours.propagate = False  # the client says them; the worker's own log stays quiet
         try:
             while True:
                 method, args = recv_message(conn)
@@ -171,8 +199,18 @@ class BlockHost:
         except (OSError, EOFError):
             pass
         finally:
+            logging.getLogger("ssl").removeHandler(forward)
             conn.close()
             self.slots = []
+
+    def drive(self, d: int, name: str, classes: list, params: dict, costs: bool, level: int):
+        """:func:`solvers.distributed.fit_model` run here over this host's blocks (all the
+        blocks, when the cluster has one worker: the steps then cost no round trips); its
+        log records from ``level`` up go to the client as they come."""
+        from ssl_svm.solvers.distributed import LocalBlocks, fit_model
+
+        logging.getLogger("ssl").setLevel(level)
+        return fit_model(LocalBlocks(self.slots, d), name, classes, params, costs=costs)
 
     def _threads(self):
         import numba
@@ -340,10 +378,15 @@ class ClusterBlocks:
         out = []
         err = None
         for h, _, _ in pairs:
-            try:
-                status, res = recv_message(self.socks[h])
-            except (OSError, EOFError, pickle.UnpicklingError) as e:
-                raise self._lost(h, e) from None
+            while True:
+                try:
+                    msg = recv_message(self.socks[h])
+                except (OSError, EOFError, pickle.UnpicklingError) as e:
+                    raise self._lost(h, e) from None
+                if msg[0] != "log":
+                    break
+                logging.getLogger(msg[2]).log(msg[1], "%s", msg[3])
+            status, res = msg
             if status == "error" and err is None:
                 err = res
             out.append(res)
@@ -527,7 +570,12 @@ def fit(training: ClusterTraining, algo, params: dict):
 
     blocks = training.blocks
     blocks.call("set_view", None)
-    m = fit_model(blocks, algo.name, training.classes, params, costs=training.costs)
+    if len(blocks.socks) == 1:  # every block in one process: drive them there
+        level = logging.getLogger("ssl.solver").getEffectiveLevel()
+        m = blocks.request([(0, "drive", (blocks.d, algo.name, training.classes, params,
+                                          training.costs, level))])[0]
+    else:
+        m = fit_model(blocks, algo.name, training.classes, params, costs=training.costs)
     m.check_finite()
     restore_labels(m, training.codes)
     log.debug("%d calls to the workers' blocks", blocks.calls)

@@ -203,3 +203,22 @@ def _with_peak(cmd):
             "sys.exit(r.returncode)")
     return subprocess.run([sys.executable, "-c", code, str(BIN / cmd[0]), *map(str, cmd[1:])],
                           capture_output=True, text=True, timeout=900)
+
+
+def test_one_worker_drives_the_fit_there(tmp):
+    """With one worker every block is in one process: the fit's steps run there (no round
+    trip per CG iteration), its progress lines still reach the command's stderr, and the model
+    is the one-process model."""
+    c = local_cluster(1)
+    try:
+        args = ["-a", "da", "-W", "1e-3", PCMAC]
+        run("ssl-train", "-q", "--check", "none", *args, tmp / "local", "-l", tmp / "local.l",
+            check=0)
+        r = run("ssl-train", "--cluster", c.scheduler_address, *args, tmp / "c", "-l",
+                tmp / "c.l", check=0)
+    finally:
+        c.close()
+    assert "da: T = " in r.stderr and "transductive objective" in r.stderr
+    np.testing.assert_allclose(stat((tmp / "c").read_text(), "objective"),
+                               stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
+    assert (tmp / "c.l").read_bytes() == (tmp / "local.l").read_bytes()
