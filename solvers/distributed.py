@@ -24,7 +24,6 @@ import time
 
 import numpy as np
 
-from ssl_svm.solvers import linalg as la
 from ssl_svm.solvers import linalg_numpy as C0
 from ssl_svm.solvers import progress
 from ssl_svm.solvers.errors import ProblemError
@@ -217,7 +216,7 @@ def mfn(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX, w0=None,
 
     def kkt(which, w, n_rows):
         parts = blocks.call("gradient", key, which, w, n_rows)
-        gg, zz, ff = la.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
+        gg, zz, ff = C0.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
                                         _sum([p[2] for p in parts]), n_rows, bias, lam, w)
         return gg <= eps * eps * zz or gg <= ff
 

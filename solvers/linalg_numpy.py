@@ -166,6 +166,16 @@ def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
     return float(g @ g), zz, float(f @ f)
 
 
+def gradient_finish(g, e, zz, n_rows, bias, lam, w):
+    """:func:`solvers.linalg.gradient_finish` (the distributed driver's: its process needs no
+    numba)."""
+    e = e.copy()
+    e[-1] += abs(bias) * ROUNDING * np.sqrt(n_rows + 1.0) * np.sqrt(zz * n_rows)
+    r = g - lam * w
+    f = e + ROUNDING * lam * np.abs(w)
+    return float(r @ r), zz, float(f @ f)
+
+
 def line_search(w, w_bar, lam, o, o_bar, Y, C):
     """:func:`solvers.linalg.line_search`: the exact minimiser δ ≥ 0 of
     f(w + δ(w̄ - w)) for the L2-SVM objective, walking φ′'s breakpoints in order of δ."""
