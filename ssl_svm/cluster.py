@@ -281,9 +281,6 @@ class BlockHost:
         self.slots[slot].lines = lines
         s = self.slots[slot].summary()
         s["costs"] = bool(np.any(cost != 1.0))
-        s["first_label_line"] = {}
-        for v in s["labels"]:
-            s["first_label_line"][v] = int(lines[np.flatnonzero(y == v)[0]]) if y.size else 0
         return s
 
     def call(self, slots, method: str, args: tuple) -> list:
