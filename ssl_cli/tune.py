@@ -46,7 +46,7 @@ from ssl_svm.solvers.tuning import (
     score,
 )
 from ssl_svm.training import prior_sweep, restore_labels
-from ssl_svm.trust import PORTFOLIO, SUPERVISED, select
+from ssl_svm.trust import PORTFOLIO, SUPERVISED, coverage, select
 
 PROG = "ssl-tune"
 RESUME_MAGIC = "# ssl-tune resume 1"
@@ -636,7 +636,30 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
                 units[n] = 100.0 * (np.concatenate([r.pred for r in res]) == y_all)
             else:
                 units[n] = [score(metric, truth[n][r.fold], [r]) for r in res]
-        chosen = select({n: scores[best[n]] for n in names if n in best}, units)
+        fitted: dict = {}
+
+        def fitted_model(n):
+            """Candidate n at its best point, fitted on all its rows (kept for --out)."""
+            if n not in fitted:
+                a, p = ALGORITHMS[n], problems[n]
+                tf = time.perf_counter()
+                m = a.fit(p.X, p.y, p.cost, {**p.params, **points[best[n]]}, **p.run)
+                fitted[n] = (m, time.perf_counter() - tf)
+            return fitted[n][0]
+
+        unl = np.flatnonzero(data.y == 0)
+
+        def cover(n, base):
+            if validation is not None or unl.size == 0:
+                return None
+            tc = time.perf_counter()
+            pred = {m: np.concatenate([r.pred for r in held[best[m]]]) for m in (n, base)}
+            c = coverage(pred[n], pred[base], fitted_model(n).predict(data.X[unl]),
+                         fitted_model(base).predict(data.X[unl]))
+            log.info("%s in %.2f s", c.text(n, base), time.perf_counter() - tc)
+            return c
+
+        chosen = select({n: scores[best[n]] for n in names if n in best}, units, cover)
         for n in names:
             if n in best:
                 click.echo(f"# best of {n}: {keys[best[n]]} {metric}={scores[best[n]]:.6g}")
@@ -645,16 +668,13 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
         click.echo(f"best {keys[k]} {metric}={scores[k]:.6g}")
         sys.stdout.flush()
         if out_model is not None:
-            tb = time.perf_counter()
-            a = ALGORITHMS[chosen.chosen]
-            p = problems[a.name]
-            m = a.fit(p.X, p.y, p.cost, {**p.params, **points[k]}, **p.run)
+            m = fitted_model(chosen.chosen)  # fitted already if its coverage was measured
             restore_labels(m, codes)
             from ssl_svm.formats.model_file import model_to_text
 
             out.write(model_to_text(m))
             log.info("trained %s on all %d rows in %.2f s; model written to %s", keys[k],
-                     p.y.size, time.perf_counter() - tb, out_model)
+                     problems[chosen.chosen].y.size, fitted[chosen.chosen][1], out_model)
         outputs.commit()
 
 

@@ -552,8 +552,10 @@ _COMMON_DOC = {
                   "half the RAM)",
     "check": "after the fit, cross-validate it and the supervised svm on the same folds of "
              "the labeled rows and warn (UnlabeledHurtWarning) when the unlabeled rows likely "
-             "hurt: 'auto' when that takes at most ~10 s, 'cv' always, 'none' never (as "
-             "ssl-train --check); the result is check_ (None when not run)",
+             "hurt, or when the held-out rows do not stand for the unlabeled ones (the fit "
+             "and the svm disagree far more often on the unlabeled rows): 'auto' when that "
+             "takes at most ~10 s, 'cv' always, 'none' never (as ssl-train --check); the "
+             "result is check_ (None when not run; check_.coverage the disagreements)",
 }
 
 

