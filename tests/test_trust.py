@@ -157,6 +157,45 @@ def test_a_semi_supervised_fit_that_hurts_is_said(tmp, name, algo):
     assert err > book.transductive_error(tmp / "q", hidden) + 5
 
 
+def _moons_labeled_at_the_tips():
+    """Two moons (300 rows each), 20 labeled rows per class all from the moons' far ends:
+    every held-out labeled row is easy for both models, the rows between are not."""
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0, np.pi, 300)
+    X = np.r_[np.c_[np.cos(t), np.sin(t)], np.c_[1 - np.cos(t), 0.5 - np.sin(t)]]
+    X += rng.normal(0, 0.08, X.shape)
+    y = np.r_[np.ones(300), -np.ones(300)]
+    tip = np.r_[t, t] > np.pi - 0.9
+    lab = np.r_[np.flatnonzero(tip & (y == 1))[:20], np.flatnonzero(tip & (y == -1))[:20]]
+    order = np.r_[lab, np.setdiff1d(np.arange(600), lab)]
+    return X[order], np.r_[y[lab], np.zeros(560)]
+
+
+def test_a_fit_the_labeled_rows_cannot_judge_is_said(tmp):
+    import warnings
+
+    import ssl_svm
+
+    X, y = _moons_labeled_at_the_tips()
+    train = tmp / "moons.svm"
+    train.write_text("".join(f"{v:g} 1:{a:.6f} 2:{b:.6f}\n" for v, (a, b) in zip(y, X)))
+    r = run("ssl-train", "-a", "lapsvm", "--check", "cv", train, tmp / "m", check=0)
+    said = [w for w in warnings_of(r.stderr) if "the labeled rows cannot tell" in w]
+    assert len(said) == 1, r.stderr
+    m = re.search(r"disagree on ([\d.]+) % of the 560 unlabeled rows against ([\d.]+) % of "
+                  r"the 40 held-out labeled rows", said[0])
+    assert m and float(m[1]) > float(m[2]) + 10, said[0]
+    assert "ssl-tune -a auto" in said[0] and (tmp / "m").exists()
+    # the estimators say the same, and keep the figures
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = ssl_svm.LapSVM(check="cv").fit(X, np.where(y == 0, -1, (y > 0).astype(int)))
+    assert clf.check_.verdict == "unrepresented"
+    assert clf.check_.coverage.u == 560 and clf.check_.coverage.n == 40
+    assert [w for w in caught if issubclass(w.category, ssl_svm.UnlabeledHurtWarning)
+            and "cannot tell" in str(w.message)]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["Digit1", "COIL2"])
 def test_a_semi_supervised_fit_that_helps_is_not_warned_about(tmp, name):
