@@ -13,8 +13,9 @@ Columns (means over the splits, per set, then the mean over the sets):
   tsvm ... cheeger-rls   each solver at its defaults (--check none)
   tsvm-3        tsvm -W 0.001 (SVMlin's usual setting)
   auto          ssl-tune -a auto, the chosen candidate retrained with -l
-The run prints a line per split as it goes (with --jobs N, N splits at a time, each command
-on one core); --json keeps every figure.
+A column's figure is marked "(one class)" when the command put every unlabeled row in one
+class (a degenerate fit). The run prints a line per split as it goes (with --jobs N, N splits
+at a time, each command on one core); --json keeps every figure.
 """
 
 from __future__ import annotations
@@ -66,9 +67,15 @@ def tuned(train: Path, args: list[str]) -> str:
     return next(line for line in out.splitlines() if line.startswith("best "))
 
 
+ONE_CLASS: set = set()  # (train file, args) of the runs that put every unlabeled row in one class
+
+
 def error_of(train: Path, hidden, *args) -> float:
     pred = train.with_suffix(".pred")
     sh("ssl-train", "-q", "--check", "none", *args, "-l", pred, train, train.with_suffix(".m"))
+    if len({line.split(None, 1)[0] for line in pred.read_text().splitlines()
+            if line.strip()}) == 1:
+        ONE_CLASS.add((str(train), args))
     return book.transductive_error(pred, hidden)
 
 
@@ -84,6 +91,7 @@ def one_split(folder: Path, name: str, split: int, labels: int, solvers=DEFAULTS
         except RuntimeError as e:
             print(f"  {name} {split} {a}: {e}", file=sys.stderr)
             out[a] = float("nan")
+        out[f"{a} one class"] = (str(train), ("-a", a)) in ONE_CLASS
     if not select:
         out["seconds"] = time.perf_counter() - t0
         return out
@@ -152,7 +160,8 @@ def main(argv=None) -> int:
             s, split = todo[done]
             r = results[s][split] = done.result()
             print(f"{s:7s} split {split:2d}: " + " ".join(
-                f"{c}={r[c]:.1f}" for c in columns) + f"  [{r.get('auto_choice', '')}] "
+                f"{c}={r[c]:.1f}" + ("(one class)" if r.get(f"{c} one class") else "")
+                for c in columns) + f"  [{r.get('auto_choice', '')}] "
                 f"{r['seconds']:.0f} s", flush=True)
     print(f"\n{a.labels} labels, splits 1-{a.splits}, transductive error (%), "
           f"{time.perf_counter() - t0:.0f} s in all")
@@ -165,6 +174,10 @@ def main(argv=None) -> int:
             means[c].append(v)
         print(f"| {s} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
     print("| mean | " + " | ".join(f"{np.mean(means[c]):.1f}" for c in columns) + " |")
+    flat = [(s, i, c) for s in sets for i, r in enumerate(results[s]) for c in columns
+            if r.get(f"{c} one class")]
+    print("every unlabeled row in one class (a degenerate fit): " + (
+        ", ".join(f"{c} on {s} split {i + 1}" for s, i, c in flat) if flat else "none"))
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=1))
     return 0

@@ -537,7 +537,9 @@ def fit_model(blocks, name: str, labels: list[int], params: dict, *, costs: bool
     given = params
     semi = name in ("tsvm", "da")
     lam_auto = None
-    if params["lambda"] is None:
+    da_auto = name == "da" and params["lambda"] is None
+    lams = []
+    if params["lambda"] is None and not da_auto:
         Xl, yl, cl, n_lab = _labeled_sample(blocks, d)
         fit = linear.fit_rls if name == "rls" else linear.fit_svm
         params, lam_auto = linear.resolve_lambda(
@@ -573,7 +575,7 @@ def fit_model(blocks, name: str, labels: list[int], params: dict, *, costs: bool
             said.append(True)
             log.warning("no unlabeled rows: %s reduces to svm on the labeled rows (costs 1/l, "
                         "the same solution as -a svm -W %g)", name,
-                        params["lambda"] * counts["labeled"])
+                        (params["lambda"] or s3vm.DA_LAMBDAS[0]) * counts["labeled"])
         r = r_given
         if r is None:
             r = counts["positive"] / counts["labeled"]
@@ -584,8 +586,21 @@ def fit_model(blocks, name: str, labels: list[int], params: dict, *, costs: bool
             w, obj, st = tsvm(blocks, counts, params["lambda"], params["lambda_u"],
                               params["max_switch"], r, bias=bias, eps=params["epsilon"],
                               max_iter=params["max_iter"], tag=tag)
+        elif da_auto and counts["unlabeled"]:
+            def fit_at(lam):
+                out = da(blocks, counts, lam, params["lambda_u"], r, bias=bias,
+                         eps=params["epsilon"], max_iter=params["max_iter"], tag=tag)
+                blocks.call("unlabeled_outputs", out[0])
+                above = sum(int(c[0][0]) for c in blocks.call("count_above", [0.0]))
+                return out, above / counts["unlabeled"], r
+
+            (w, obj, st), lam = s3vm.da_lambda_auto(fit_at, tag)
+            lams.append(lam)
         else:
-            w, obj, st = da(blocks, counts, params["lambda"], params["lambda_u"], r, bias=bias,
+            lam = params["lambda"] or s3vm.DA_LAMBDAS[0]
+            if da_auto:  # no unlabeled rows: nothing to outweigh the labeled ones
+                lams.append(lam)
+            w, obj, st = da(blocks, counts, lam, params["lambda_u"], r, bias=bias,
                             eps=params["epsilon"], max_iter=params["max_iter"], tag=tag)
         log.info("%s%s: transductive objective %.10g, r = %.6g", tag, name, obj, r)
         return w[:-1], bias * w[-1], {"objective": obj, "positive_fraction": r, **st}
@@ -595,6 +610,8 @@ def fit_model(blocks, name: str, labels: list[int], params: dict, *, costs: bool
     model.params = {p.name: given[p.name] for p in declared}
     if lam_auto is not None:
         model.stats["lambda"] = [lam_auto]
+    if lams:  # da: one per two-class task
+        model.stats["lambda"] = lams
     rows = sum(blocks.call("rows_in_view"))
     unl = sum(blocks.call("unlabeled_in_view"))
     model.stats["n_rows"] = [rows if semi else rows - unl]

@@ -22,7 +22,7 @@ from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.linear import _csr, fit_svm, l2svm_mfn, resolve_lambda
 from ssl_svm.solvers.multiclass import class_labels, nth_seed, one_vs_rest
-from ssl_svm.solvers.params import SOLVER_PARAMS
+from ssl_svm.solvers.params import DA_LAMBDAS, LOPSIDED, SOLVER_PARAMS
 
 log = logging.getLogger("ssl.solver.s3vm")
 
@@ -405,6 +405,44 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
                                                   "balance_error": balance}, trace)
 
 
+# --------------------------------------------------------------------------- da's λ auto
+
+def lopsided(share: float, r: float) -> bool:
+    """Whether a two-class fit that puts a fraction ``share`` of the unlabeled rows in the
+    positive class gives either class under 1/:data:`LOPSIDED` of its share r."""
+    return share * LOPSIDED < r or (1.0 - share) * LOPSIDED < 1.0 - r
+
+
+def da_lambda_auto(fit_at, tag: str = ""):
+    """da's λ auto for one two-class task: SVMlin's λ = 1, then ÷10 (:data:`DA_LAMBDAS`) while
+    the fit is :func:`lopsided`: one class (or nearly) for the unlabeled rows means the
+    labeled rows are outweighed (on the SSL book's Text, λ = 1 puts every row in one class,
+    0.1 puts 4 % of them in the class of 42 % of the labeled rows, 0.01 separates them). On
+    dense rows the first λ is rarely lopsided, and there the annealing wants it.
+    ``fit_at(λ)`` -> (result, the positive share of the unlabeled rows, r). Returns (result,
+    λ): the first that is not lopsided, else the least lopsided (said)."""
+    best = None
+    for i, lam in enumerate(DA_LAMBDAS):
+        res, share, r = fit_at(lam)
+        if not lopsided(share, r):
+            log.info("%sda: λ auto = %g (%s whose fit gives each class of the unlabeled rows "
+                     "at least 1/%g of its share r: %.1f %% positive against %.1f %%)", tag,
+                     lam, "SVMlin's default," if i == 0 else
+                     "the first of " + ", ".join(f"{v:g}" for v in DA_LAMBDAS), LOPSIDED,
+                     100 * share, 100 * r)
+            return res, lam
+        balance = min(share / r if r > 0 else 1.0, (1 - share) / (1 - r) if r < 1 else 1.0)
+        if best is None or balance > best[0]:
+            best = (balance, res, lam)
+        log.info("%sda: λ = %g puts %.1f %% of the unlabeled rows in the positive class against "
+                 "r = %.1f %%: the labeled rows are outweighed%s", tag, lam, 100 * share,
+                 100 * r, f"; trying λ = {DA_LAMBDAS[i + 1]:g}" if i + 1 < len(DA_LAMBDAS)
+                 else "")
+    log.info("%sda: λ auto = %g, the least lopsided of %s", tag, best[2],
+             ", ".join(f"{v:g}" for v in DA_LAMBDAS))
+    return best[1], best[2]
+
+
 # --------------------------------------------------------------------------- registry glue
 
 def _fit(name, solve):
@@ -414,13 +452,20 @@ def _fit(name, solve):
         t0 = time.perf_counter()
         X = _csr(X)
         given = params
-        params, lam_auto = resolve_lambda(fit_svm, X, y, cost, params, name, mean_loss=True)
+        da_auto = name == "da" and params["lambda"] is None
+        lam_auto = None
+        if not da_auto:
+            params, lam_auto = resolve_lambda(fit_svm, X, y, cost, params, name,
+                                              mean_loss=True)
         bias = params["bias"]
         r = params["positive_fraction"]
         if r is not None and len(class_labels(y)) > 2:
             raise ProblemError("-R/--positive-fraction applies to two-class problems; "
                                "one-vs-rest takes each class's labeled fraction")
         u = int(np.sum(y == 0))
+        if da_auto and u == 0:  # nothing to outweigh the labeled rows: SVMlin's λ
+            da_auto, lam_auto = False, DA_LAMBDAS[0]
+            params = {**params, "lambda": lam_auto}
         if u == 0:
             log.warning("no unlabeled rows: %s reduces to svm on the labeled rows (costs 1/l, "
                         "the same solution as -a svm -W %g)", name,
@@ -429,10 +474,21 @@ def _fit(name, solve):
             log.warning("%s does not use per-row cost: factors; they are ignored", name)
 
         seeds: list = []
+        lams: list = []
 
         def binary(Y, tag):
             w0 = nth_seed(warm, len(seeds))
-            res = solve(X, Y, params, r, tag, w0)
+            if da_auto:
+                unl = Y == 0
+
+                def fit_at(lam):
+                    res = solve(X, Y, {**params, "lambda": lam}, r, tag, w0)
+                    return res, float(np.mean(res.o[unl] > 0)) if unl.any() else res.r, res.r
+
+                res, lam = da_lambda_auto(fit_at, tag)
+                lams.append(lam)
+            else:
+                res = solve(X, Y, params, r, tag, w0)
             seeds.append(res.warm)
             stats = {"objective": res.objective, "positive_fraction": res.r, **res.stats}
             log.info("%s%s: transductive objective %.10g, r = %.6g", tag, name, res.objective,
@@ -443,6 +499,8 @@ def _fit(name, solve):
         model.params = {p.name: given[p.name] for p in PARAMS[name]}
         if lam_auto is not None:
             model.stats["lambda"] = [lam_auto]
+        if lams:  # da: one per two-class task
+            model.stats["lambda"] = lams
         model.stats["n_rows"] = [X.shape[0]]
         model.stats["n_unlabeled"] = [u]
         model.stats["train_time"] = [time.perf_counter() - t0]

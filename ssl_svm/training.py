@@ -34,6 +34,7 @@ from ssl_svm.exceptions import (
     SettingWarning,
     warn,
 )
+from ssl_svm.solvers.params import LOPSIDED
 
 log = logging.getLogger("ssl.fit")
 
@@ -41,7 +42,6 @@ log = logging.getLogger("ssl.fit")
 # preconditioner, a buffer per thread, the model's copy): its memory is this many × 8 × width
 LINEAR_VECTORS = 12
 PROBABILITY_FOLDS = 5  # LIBSVM's -b 1 uses 5-fold cross-validation too
-LOPSIDED = 3.0  # a class's share of the unlabeled rows this many times below its labeled share
 LOPSIDED_MIN_ROWS = 20
 
 

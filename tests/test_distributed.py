@@ -134,3 +134,18 @@ def test_label_top_breaks_ties_in_row_order(monkeypatch):
         want = -np.ones(unl.size)
         want[order[:npos]] = 1.0
         np.testing.assert_array_equal(got, want)
+
+
+def test_da_lambda_auto_as_one_process():
+    """da's λ auto on the sample text (λ = 1 and 0.1 lopsided, 0.01 taken): the blocks count
+    the unlabeled rows' positive share as one process does, and take the same λ."""
+    data = read_dataset(str(SAMPLES / "pcmac.train"))
+    m = data.n_rows
+    B = blocks_of(data.X, data.y, data.cost, [0, m // 2, m // 2 + 7, m])
+    params = defaults("da", **{"lambda": None})
+    got = D.fit_model(B, "da", class_labels(data.y), params, costs=False)
+    ref = one_process("da", data.X, data.y, data.cost, params)
+    assert got.stats["lambda"] == ref.stats["lambda"] == [0.01]
+    np.testing.assert_allclose(got.stats["objective"], ref.stats["objective"], rtol=1e-9)
+    np.testing.assert_array_equal(got.predict(data.X), ref.predict(data.X))
+    assert got.params == ref.params and got.params["lambda"] is None

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import run, shared
+from conftest import SAMPLES, run, shared
 
 from ssl_svm.formats.model_file import read_model
 from ssl_svm.formats.svmlight import read_dataset
@@ -196,6 +196,42 @@ def test_accuracy_not_below_svmlin(tmp, split, algo):
 
 
 # --------------------------------------------------------------------------- CLI
+
+def test_da_lambda_auto_steps_down_from_svmlins_default(tmp):
+    """The sample text (50 labels): SVMlin's λ = 1 puts every unlabeled row in one class and
+    0.1 nearly so; λ auto says so, takes 0.01 and records it. -W 1 is SVMlin's fit."""
+    from ssl_svm.solvers.s3vm import da_lambda_auto, lopsided
+
+    train, test = SAMPLES / "pcmac.train", SAMPLES / "pcmac.test"
+    r = run("ssl-train", "-a", "da", "--check", "none", train, tmp / "m", check=0)
+    assert re.search(r"da: λ = 1 puts 0\.0 % of the unlabeled rows in the positive class "
+                     r"against r = [\d.]+ %: the labeled rows are outweighed; trying λ = 0\.1",
+                     r.stderr), r.stderr
+    assert "da: λ auto = 0.01 (the first of 1, 0.1, 0.01, 0.001" in r.stderr
+    assert ": warning:" not in r.stderr
+    text = (tmp / "m").read_text().splitlines()
+    assert "param lambda auto" in text and "stat lambda 0.01" in text
+    auto = run("ssl-predict", test, tmp / "m", tmp / "p", check=0)
+    run("ssl-train", "-a", "da", "-W", "0.01", "--check", "none", train, tmp / "m2", check=0)
+    run("ssl-predict", test, tmp / "m2", tmp / "p2", check=0)
+    assert (tmp / "p").read_bytes() == (tmp / "p2").read_bytes()
+    assert float(re.search(r"Accuracy = ([\d.]+)%", auto.stderr)[1]) > 80
+    r = run("ssl-train", "-a", "da", "-W", "1", "--check", "none", train, tmp / "m1", check=0)
+    assert "a degenerate fit" in r.stderr and "λ auto" not in r.stderr
+    # the rule: each class at least a third of its share r; the least lopsided when none is
+    assert lopsided(0.1, 0.42) and not lopsided(0.15, 0.42) and lopsided(0.99, 0.9)
+    assert not lopsided(0.5, 0.5)
+    tried = []
+
+    def fit_at(lam):
+        tried.append(lam)
+        return f"fit {lam:g}", {1.0: 0.0, 0.1: 0.05, 0.01: 0.3, 0.001: 0.02}[lam], 0.4
+
+    assert da_lambda_auto(fit_at) == ("fit 0.01", 0.01) and tried == [1.0, 0.1, 0.01]
+    tried.clear()
+    assert da_lambda_auto(lambda lam: fit_at(lam) if lam != 0.01 else ("fit 0.01", 0.01, 0.4)
+                          ) == ("fit 0.1", 0.1)  # 0.05 / 0.4: the least lopsided of four
+
 
 def test_transductive_output_matches_ssl_predict(tmp):
     train = shared("bench", "usps49-10", "train.svm")
