@@ -655,7 +655,7 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
             tc = time.perf_counter()
             pred = {m: np.concatenate([r.pred for r in held[best[m]]]) for m in (n, base)}
             c = coverage(pred[n], pred[base], fitted_model(n).predict(data.X[unl]),
-                         fitted_model(base).predict(data.X[unl]))
+                         fitted_model(base).predict(data.X[unl]), data.y[lab])
             log.info("%s in %.2f s", c.text(n, base), time.perf_counter() - tc)
             return c
 

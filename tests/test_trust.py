@@ -82,6 +82,25 @@ def test_coverage_measures_where_the_held_out_rows_stand_for_the_unlabeled_ones(
     assert Coverage(0.0, 100, 3.0, 1000).represented
     assert not Coverage(0.0, 100, 20.0, 1000).represented
     assert "disagree on 42.0 % of the 300 unlabeled rows against 27.0 %" in c.text("a", "b")
+    # the sample text's case: b (the svm) puts 16 % of the unlabeled rows in the class of 42 %
+    # of the labeled ones, a (tsvm) 42 %: 26 points of their disagreement are b's balance
+    labeled = np.r_[np.ones(21), -np.ones(29)]
+    unl_b = np.r_[np.ones(72), -np.ones(378)]
+    unl_a = np.r_[np.ones(72), -np.ones(45), np.ones(117), -np.ones(216)]
+    held = np.ones(50), np.r_[-np.ones(4), np.ones(46)]
+    sample = coverage(*held, unl_a, unl_b, labeled)
+    assert sample.unlabeled == pytest.approx(26.0) and sample.explained == pytest.approx(26.0)
+    assert sample.represented and "26.0 points of it forced by the class shares of b" in \
+        sample.text("a", "b")
+    assert not coverage(*held, unl_a, unl_b).represented  # without the labeled shares
+    # the model nearer the labeled shares moved nothing: a's own balance explains nothing
+    assert coverage(*held, unl_b, unl_a, labeled).explained == 0.0
+    # BCI split 3's case: the svm 51.7 % positive, lapsvm 55 %, the labeled rows 57 %: the
+    # svm is further off, but within the labeled share's noise (±5 points): nothing explained
+    labeled = np.r_[np.ones(57), -np.ones(43)]
+    bci = coverage(held_a, held_b, np.r_[np.ones(165), -np.ones(135)],
+                   np.r_[np.ones(155), -np.ones(145)], labeled)
+    assert bci.explained == 0.0
     # an unrepresented comparison is said, whatever the folds say
     assert Comparison("x", 5, 100, 76, 63, 1.0, 50, 5.0, coverage=c).verdict == "unrepresented"
     # ... unless they say it hurt
