@@ -483,7 +483,7 @@ def _fit(name, solve):
 
                 def fit_at(lam):
                     res = solve(X, Y, {**params, "lambda": lam}, r, tag, w0)
-                    return res, float(np.mean(res.o[unl] > 0)) if unl.any() else res.r, res.r
+                    return res, float(np.mean(res.o[unl] > 0)), res.r  # u > 0: see above
 
                 res, lam = da_lambda_auto(fit_at, tag)
                 lams.append(lam)
