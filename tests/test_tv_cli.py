@@ -27,7 +27,7 @@ def test_cli_binary_usps49(tmp, algo):
     assert m.labels == [1, -1] and m.algorithm == algo
     assert m.params["neighbors"] == 10
     if algo.startswith("tv"):
-        assert m.params["tv_gamma"] == 0.1  # the default taken for two classes is recorded
+        assert m.params["tv_gamma"] == 0.01  # the default taken for two classes is recorded
         assert f"{algo} start: the Cheeger-RLS solution" in r.stderr
     assert m.params["start"] == ("cheeger" if algo.startswith("tv") else "labels")
     tr = read_dataset(str(train), n_features=256)

@@ -73,15 +73,17 @@ def test_svm_dual_smo_equals_an_exact_qp():
 
 @pytest.mark.parametrize("loss", ["rls", "svm"])
 def test_table1_tv_usps_4_vs_9(usps49, loss):
-    """Binary TV-RLS / TV-SVM (paper eqs. 21-27 / 73-80) with the defaults (the Cheeger start),
-    10 draws: every cell of Table 1 within 1.5 points (measured 4.27 / 4.08 / 4.11 / 2.68 and
-    4.28 / 4.14 / 4.22 / 2.79 against about 3.1-3.2). With one label per class the Cheeger
-    start ends at a lower energy of the same problem than the labels start in at least 9 of
-    the 10 draws, and the labels start lands on a wrong cut (40.5 / 27.1 % error)."""
+    """Binary TV-RLS / TV-SVM (paper eqs. 21-27 / 73-80) with the defaults (the Cheeger start,
+    γ = 0.01), 10 draws: every cell of Table 1 within 1.5 points (measured 3.63 / 3.31 / 3.39 /
+    2.24 and 3.64 / 3.24 / 3.38 / 2.26 against about 3.1-3.2; at γ = 0.1, the default before,
+    4.27 / 4.08 / 4.11 / 2.68 and 4.28 / 4.14 / 4.22 / 2.79). With one label per class the
+    labels start lands on a wrong cut (32.7 / 31.1 % error). Its energy is no guide: at γ = 0.1
+    the Cheeger start ended lower in 9 of 10 draws, at γ = 0.01 it does for TV-RLS in 8 and
+    for TV-SVM in 1 — the normalised problem is non-convex and its lowest energy is not the
+    right cut, which is why the start is the Cheeger solution and not a search over starts."""
     st, y = usps49
     for per_class in TP.LABELS_PER_CLASS:
         errs = []
-        lower = []
         errs_labels = []
         for seed in range(TP.DRAWS):
             lab = TP.draw(y, per_class, seed)
@@ -90,13 +92,11 @@ def test_table1_tv_usps_4_vs_9(usps49, loss):
             errs.append(100 * np.mean(np.sign(r.f[~lab]) != y[~lab]))
             if per_class == 1:
                 q = tvsvm.tv_binary(st, yl, loss, start="labels", progress=False)
-                lower.append(r.energy[-1] < q.energy[-1])
                 errs_labels.append(100 * np.mean(np.sign(q.f[~lab]) != y[~lab]))
         k = TP.LABELS_PER_CLASS.index(per_class)
         assert abs(np.mean(errs) - TP.TABLE1["tv" + loss][k]) <= 1.5, (per_class,
                                                                       np.mean(errs))
         if per_class == 1:
-            assert sum(lower) >= 9, lower
             assert np.mean(errs_labels) > np.mean(errs) + 10, (np.mean(errs_labels), errs)
 
 
