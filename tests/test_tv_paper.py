@@ -47,6 +47,35 @@ def test_cheeger_energy_falls_and_out_of_sample_matches(usps49):
     assert np.mean(np.sign(st.K @ r.alpha)[~lab] != y[~lab]) < 0.06
 
 
+def test_asymmetric_balance_and_the_cut_share(usps49):
+    """B_r: Σ|f − median| at r = ½; on an indicator of a set of share s, 2N·min((1−r)s,
+    r(1−s)) — largest at s = r, so the ratio TV/B_r favours cuts of share r; and the
+    minimum over q of the pinball form is reached at the (1−r)-quantile."""
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=1001)
+    assert tvsvm.balance(f, 0.5)[0] == np.sum(np.abs(f - np.median(f)))
+    N = 1000
+    for r in (0.2, 0.5, 0.7):
+        for s in (0.1, 0.2, 0.5, 0.9):
+            ind = (np.arange(N) < s * N).astype(float)
+            assert tvsvm.balance(ind, r)[0] == pytest.approx(
+                2 * N * min((1 - r) * s, r * (1 - s)), rel=1e-9), (r, s)
+        B, q = tvsvm.balance(f, r)
+        for q2 in (q - 0.05, q + 0.05):
+            d = f - q2
+            assert B < np.sum(np.where(d > 0, 2 * (1 - r) * d, -2 * r * d))
+    # the iteration with r = 0.3 on balanced digits: 30 % of the rows positive
+    st, y = usps49
+    lab = TP.draw(y, 10, 0)
+    res = tvsvm.cheeger(st, np.where(lab, y, 0.0), c=TP.C_STEP, r=0.3, progress=False)
+    assert abs(np.mean(res.f > 0) - 0.3) < 0.01
+    # the default share: ½ unless the labeled fraction is beyond CUT_SHARE_Z standard errors
+    for pos, n, want in ((20, 100, 0.2), (38, 100, 0.5), (37, 100, 0.37), (2, 10, 0.5),
+                         (16, 50, 0.5), (15, 50, 0.3)):
+        yl = np.r_[np.ones(pos), -np.ones(n - pos), np.zeros(30)]
+        assert tvsvm.cut_share(yl)[0] == want, (pos, n)
+
+
 def test_svm_dual_smo_equals_an_exact_qp():
     rng = np.random.default_rng(0)
     for n, mu in [(12, 1.0), (40, 0.05), (40, 10.0)]:
