@@ -341,8 +341,7 @@ def _binary_start(st: TVSetup, yl: np.ndarray, start: str | np.ndarray, max_iter
 
 def tv_binary(st: TVSetup, yl: np.ndarray, loss: str = "rls", eta: float = 100.0,
               gamma: float = TV_GAMMA_BINARY, r2: float = 1.0, mu: float = 100.0,
-              max_iter: int = 100,
-              tol: float = 1e-2, prox_tol: float = 1e-4, seed: int = 0,
+              max_iter: int = 100, tol: float = 1e-2, prox_tol: float = 1e-4, seed: int = 0,
               start: str | np.ndarray = "cheeger", progress: bool = True) -> TVResult:
     """Binary TV-RLS (paper section 2.3, eqs. 21-27; ``loss='rls'``) or TV-SVM (2.7,
     eqs. 73-80; ``loss='svm'``) for labels yl ∈ {+1, −1, 0 = none}, by the paper's
@@ -356,13 +355,13 @@ def tv_binary(st: TVSetup, yl: np.ndarray, loss: str = "rls", eta: float = 100.0
     Start (``start``; the paper does not give one): ``'cheeger'`` = the binary Cheeger-RLS
     solution on the same graph and kernel (:func:`cheeger` with c = 0.1, its own tolerance
     1e-4, at most ``max_iter`` iterations, the cut's share :func:`cut_share`), ``'labels'`` =
-    labels with tiny seeded noise
-    elsewhere, or an array (normalised). Why the Cheeger start: the normalisation makes the
-    problem non-convex, and from the labels start, with few labels, the iteration settles on
-    a wrong cut (USPS 4 vs 9, heat graph, 10 draws, 1 label per class: 32.7 % error for
-    TV-RLS and 31.1 % for TV-SVM against 3.6 % from the Cheeger start at γ = 0.01; 40.5 and
-    27.1 % against 4.3 % at γ = 0.1). The energy does not tell the two apart: at γ = 0.01
-    the labels start's wrong cut ends lower for TV-SVM in 9 of the 10 draws. Stops when
+    labels with tiny seeded noise elsewhere, or an array (normalised). Why the Cheeger start:
+    the normalisation makes the problem non-convex, and from the labels start, with few
+    labels, the iteration settles on a wrong cut (USPS 4 vs 9, heat graph, 10 draws, 1 label
+    per class: 32.7 % error for TV-RLS and 31.1 % for TV-SVM against 3.6 % from the Cheeger
+    start at γ = 0.01; 40.5 and 27.1 % against 4.3 % at γ = 0.1). The energy does not tell
+    the two apart: at γ = 0.01 the labels start's wrong cut ends lower for TV-SVM in 9 of the
+    10 draws. Stops when
     ‖gⁿ⁺¹ − gⁿ‖ ≤ tol·‖gⁿ‖ or after ``max_iter``. Transductive values: g (sign = class).
     Out of sample: the last f-step's expansion f(x) = Σ_j K(x, x_j) α_j. The normalisation
     (the paper's, with √N instead of N, see the module docstring) makes the iteration
