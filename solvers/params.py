@@ -382,11 +382,11 @@ _START_TV = Param("start", ("--start",), str, "cheeger",
 # 6 or 7 positives of 10 read as 30/70 or 60/40), pcmac 5.0 → 10.7 % (42 % of 50 labeled)
 CUT_SHARE_Z = 2.576
 _R_CHEEGER = POSITIVE_FRACTION.with_default(
-    None, "two classes: share r of the rows the Cheeger cut puts in the positive class (the "
-    "(1-r)-quantile replaces the median of the balance term); default: 0.5, the paper's "
-    "balanced cut, unless the labeled rows' positive fraction is further from 0.5 than "
-    f"{CUT_SHARE_Z:g} binomial standard errors, then that fraction; ignored for more "
-    "classes")
+    None, "two classes: share r of the rows put in the positive class (the (1-r)-quantile "
+    "replaces the median of the Cheeger balance term and the mean of the TV splitting's "
+    "normalisation); default: 0.5, the paper's balanced cut, unless the labeled rows' "
+    f"positive fraction is further from 0.5 than {CUT_SHARE_Z:g} binomial standard errors, "
+    "then that fraction; ignored for more classes")
 _START_CHEEGER = Param("start", ("--start",), str, "auto",
                        "start of the multi-class iteration: tv = the multi-class TV-SVM "
                        "solution on the same graph and kernel (one tvsvm run first), labels = "
@@ -410,8 +410,9 @@ _TV_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_METRIC, GRAP
 _TAIL = (_TOL, _TV_ITER, _PROX_TOL)
 _TAIL_TV = (_TOL_TV, _TV_ITER, _PROX_TOL)
 _TV_PARAMS = {
-    "tvrls": _TV_COMMON + (_ETA, _TV_GAMMA, _R2, _CLASS_NORM, _START_TV) + _TAIL_TV,
-    "tvsvm": _TV_COMMON + (_MU_TV, _TV_GAMMA, _R2, _CLASS_NORM, _START_TV) + _TAIL_TV,
+    "tvrls": _TV_COMMON + (_ETA, _TV_GAMMA, _R2, _CLASS_NORM, _R_CHEEGER, _START_TV) + _TAIL_TV,
+    "tvsvm": _TV_COMMON + (_MU_TV, _TV_GAMMA, _R2, _CLASS_NORM, _R_CHEEGER, _START_TV)
+    + _TAIL_TV,
     "cheeger-rls": _TV_COMMON + (_C, _R_CHEEGER, _START_CHEEGER) + _TAIL,
     "cheeger-svm": _TV_COMMON + (_MU, _C, _R_CHEEGER, _START_CHEEGER) + _TAIL,
 }
