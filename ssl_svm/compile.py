@@ -248,7 +248,7 @@ def main(argv=None) -> int:
     from ssl_svm.solvers import jit, runtime
 
     @click.command(context_settings={"help_option_names": ["-h", "--help"]},
-                   help=__doc__.split("\n\n")[1] + "\n\nExample: python -m ssl_svm.compile")
+                   help=__doc__.split("\n\n")[0] + "\n\n\b\n" + __doc__.split("\n\n")[1])
     @click.option("-q", "--quiet", is_flag=True, help="print nothing but errors")
     @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None,
                   help=f"processes compiling at once [default: one per available CPU, at most "

@@ -63,10 +63,12 @@ def test_compile_ahead_help_and_a_bad_option():
     r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", "--help"], capture_output=True,
                        text=True)
     assert r.returncode == 0 and "python -m ssl_svm.compile" in r.stdout
-    r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", "--nonsense"], capture_output=True,
-                       text=True)
-    assert r.returncode == 2
-    assert r.stderr.startswith("python -m ssl_svm.compile: error: ") and "Traceback" not in r.stderr
+    for bad in (["--nonsense"], ["-j", "0"], ["-j", "two"]):
+        r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", *bad], capture_output=True,
+                           text=True)
+        assert r.returncode == 2, (bad, r.stderr)
+        assert r.stderr.startswith("python -m ssl_svm.compile: error: "), (bad, r.stderr)
+        assert "Traceback" not in r.stderr
 
 
 # ------------------------------------------------------------------ a read-only shared install
