@@ -49,6 +49,12 @@ def run(prog, *args, input=None, cwd=None, check=None, env=None):
     return r
 
 
+def ssl_train(*args, **kw):
+    """ssl-train with ``--check none``, for tests of what a solver computes: the comparison
+    with the supervised svm (tests/test_trust.py tests it) adds its folds to every run."""
+    return run("ssl-train", "--check", "none", *args, **kw)
+
+
 @pytest.fixture
 def tmp(tmp_path):
     return tmp_path

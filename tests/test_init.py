@@ -2,7 +2,7 @@
 fewer iterations; solvers without one refuse it."""
 
 import pytest
-from conftest import SAMPLES, run, shared
+from conftest import SAMPLES, run, shared, ssl_train
 
 from ssl_svm.formats.model_file import read_model
 
@@ -23,9 +23,9 @@ def new_data_arrives(tmp):
 @pytest.mark.parametrize("algo", ["svm", "rls"])
 def test_linear_warm_start_reaches_the_cold_objective_sooner(tmp, algo):
     new_data_arrives(tmp)
-    run("ssl-train", "-q", "-a", algo, "-W", "0.001", tmp / "old.svm", tmp / "old", check=0)
-    run("ssl-train", "-q", "-a", algo, "-W", "0.001", tmp / "new.svm", tmp / "cold", check=0)
-    r = run("ssl-train", "-a", algo, "-W", "0.001", "--init", tmp / "old", tmp / "new.svm",
+    ssl_train("-q", "-a", algo, "-W", "0.001", tmp / "old.svm", tmp / "old", check=0)
+    ssl_train("-q", "-a", algo, "-W", "0.001", tmp / "new.svm", tmp / "cold", check=0)
+    r = ssl_train("-a", algo, "-W", "0.001", "--init", tmp / "old", tmp / "new.svm",
             tmp / "warm", check=0)
     assert f"--init {tmp / 'old'}: seeds w from the model (122 features)" in r.stderr
     cold, warm = read_model(str(tmp / "cold")), read_model(str(tmp / "warm"))
@@ -34,17 +34,17 @@ def test_linear_warm_start_reaches_the_cold_objective_sooner(tmp, algo):
     key = "iterations" if algo == "svm" else "cg_iterations"
     assert warm.stats[key][0] < cold.stats[key][0], (warm.stats, cold.stats)
     # retraining in place: MODEL may be the --init file itself
-    run("ssl-train", "-q", "-a", algo, "-W", "0.001", "--init", tmp / "old", tmp / "new.svm",
+    ssl_train("-q", "-a", algo, "-W", "0.001", "--init", tmp / "old", tmp / "new.svm",
         tmp / "old", check=0)
     assert read_model(str(tmp / "old")).stats["objective"][0] == pytest.approx(f_cold, rel=1e-8)
 
 
 def test_lapsvm_warm_start(tmp):
     common = ["-a", "lapsvm", "-g", "0.03125", "--early-stop", "none"]
-    run("ssl-train", "-q", *common, USPS / "train.svm", tmp / "g1", check=0)
-    run("ssl-train", "-q", *common, "--gamma-i", "0.5", USPS / "train.svm", tmp / "cold",
+    ssl_train("-q", *common, USPS / "train.svm", tmp / "g1", check=0)
+    ssl_train("-q", *common, "--gamma-i", "0.5", USPS / "train.svm", tmp / "cold",
         check=0)
-    run("ssl-train", "-q", *common, "--gamma-i", "0.5", "--init", tmp / "g1",
+    ssl_train("-q", *common, "--gamma-i", "0.5", "--init", tmp / "g1",
         USPS / "train.svm", tmp / "warm", check=0)
     cold, warm = read_model(str(tmp / "cold")), read_model(str(tmp / "warm"))
     assert warm.stats["objective"][0] == pytest.approx(cold.stats["objective"][0], rel=1e-8)
@@ -53,15 +53,15 @@ def test_lapsvm_warm_start(tmp):
     rows = USPS.joinpath("train.svm").read_text().splitlines(keepends=True)
     (tmp / "head.svm").write_text("".join(rows[:800]))
     nt = ["-a", "lapsvm", "-g", "0.03125", "--solver", "newton"]
-    run("ssl-train", "-q", *nt, tmp / "head.svm", tmp / "h", check=0)
-    run("ssl-train", "-q", *nt, USPS / "train.svm", tmp / "c2", check=0)
-    r = run("ssl-train", *nt, "--init", tmp / "h", USPS / "train.svm", tmp / "w2", check=0)
+    ssl_train("-q", *nt, tmp / "head.svm", tmp / "h", check=0)
+    ssl_train("-q", *nt, USPS / "train.svm", tmp / "c2", check=0)
+    r = ssl_train(*nt, "--init", tmp / "h", USPS / "train.svm", tmp / "w2", check=0)
     assert "seeds α from 800 of the 1296 rows, b from the model" in r.stderr
     assert read_model(str(tmp / "w2")).stats["objective"][0] == pytest.approx(
         read_model(str(tmp / "c2")).stats["objective"][0], rel=1e-9)
     # rows that are not the model's: refused
     (tmp / "tail.svm").write_text("".join(rows[1:]))
-    r = run("ssl-train", *nt, "--init", tmp / "h", tmp / "tail.svm", tmp / "w3", check=1)
+    r = ssl_train(*nt, "--init", tmp / "h", tmp / "tail.svm", tmp / "w3", check=1)
     assert "--init: the model's 800 expansion rows are not the first rows of TRAIN" in r.stderr
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, run, shared
+from conftest import SAMPLES, run, shared, ssl_train
 
 from ssl_svm.formats.model_file import read_model
 from ssl_svm.formats.svmlight import read_dataset
@@ -16,7 +16,7 @@ def test_cli_binary_usps49(tmp, algo):
     expansion, and the out-of-sample test accuracy."""
     train = shared("bench", "usps49-10", "train.svm")
     model = tmp / "m"
-    r = run("ssl-train", "-a", algo, "-g", "0.03125", train, model, "-l", tmp / "u",
+    r = ssl_train("-a", algo, "-g", "0.03125", train, model, "-l", tmp / "u",
             "--values", check=0)
     assert f"{algo} iteration 1: energy" in r.stderr
     assert "binary formulation" in r.stderr
@@ -69,7 +69,7 @@ def _multiclass_file(tmp, per_class=5, n=600):
 @pytest.mark.parametrize("algo", ["tvrls", "tvsvm", "cheeger-rls"])
 def test_cli_multiclass_native(tmp, algo):
     X, y, lab = _multiclass_file(tmp)
-    r = run("ssl-train", "-a", algo, "-g", "0.03125", tmp / "train.svm", tmp / "m", "-l",
+    r = ssl_train("-a", algo, "-g", "0.03125", tmp / "train.svm", tmp / "m", "-l",
             tmp / "l", "--values", check=0)
     assert "10 classes (multi-class formulation)" in r.stderr
     assert "start: the multi-class TV-SVM solution" not in r.stderr
@@ -94,17 +94,17 @@ def test_cli_class_norm(tmp):
     default √N runs to the iteration limit (10 classes), and it is refused where it has no
     meaning."""
     _multiclass_file(tmp)
-    r = run("ssl-train", "-a", "tvsvm", "-g", "0.03125", "--class-norm", "n/c",
+    r = ssl_train("-a", "tvsvm", "-g", "0.03125", "--class-norm", "n/c",
             tmp / "train.svm", tmp / "m", check=0)
     assert "stopped at its iteration limit" not in r.stderr
     assert read_model(str(tmp / "m")).params["class_norm"] == "n/c"
-    r = run("ssl-train", "-a", "tvsvm", "-g", "0.03125", tmp / "train.svm", tmp / "m2",
+    r = ssl_train("-a", "tvsvm", "-g", "0.03125", tmp / "train.svm", tmp / "m2",
             check=0)
     assert "tvsvm stopped at its iteration limit (100)" in r.stderr
     assert read_model(str(tmp / "m2")).params["class_norm"] == "n"
-    r = run("ssl-train", "-a", "tvrls", "--class-norm", "c", tmp / "train.svm", tmp / "m3")
+    r = ssl_train("-a", "tvrls", "--class-norm", "c", tmp / "train.svm", tmp / "m3")
     assert r.returncode == 2 and "--class-norm" in r.stderr and "n/c" in r.stderr
-    r = run("ssl-train", "-a", "cheeger-rls", "--class-norm", "n/c", tmp / "train.svm",
+    r = ssl_train("-a", "cheeger-rls", "--class-norm", "n/c", tmp / "train.svm",
             tmp / "m3")
     assert r.returncode == 2 and "option --class-norm is not used by -a cheeger-rls" in r.stderr
 
@@ -113,23 +113,23 @@ def test_cli_start(tmp):
     """--start reaches the solver and the model records the start taken; auto takes the TV-SVM
     start with one label per class; each method accepts only its own starts."""
     _multiclass_file(tmp, per_class=1)
-    r = run("ssl-train", "-a", "cheeger-rls", "-g", "0.03125", tmp / "train.svm", tmp / "m",
+    r = ssl_train("-a", "cheeger-rls", "-g", "0.03125", tmp / "train.svm", tmp / "m",
             check=0)
     assert "cheeger-rls start: tv (auto: one labeled row in some class)" in r.stderr
     assert "cheeger-rls start: the multi-class TV-SVM solution" in r.stderr
     assert read_model(str(tmp / "m")).params["start"] == "tv"
-    r = run("ssl-train", "-a", "cheeger-rls", "-g", "0.03125", "--start", "labels",
+    r = ssl_train("-a", "cheeger-rls", "-g", "0.03125", "--start", "labels",
             tmp / "train.svm", tmp / "m", check=0)
     assert "start: the multi-class TV-SVM solution" not in r.stderr
     assert read_model(str(tmp / "m")).params["start"] == "labels"
-    r = run("ssl-train", "-a", "tvrls", "--start", "tv", tmp / "train.svm", tmp / "m2")
+    r = ssl_train("-a", "tvrls", "--start", "tv", tmp / "train.svm", tmp / "m2")
     assert r.returncode == 2 and "--start must be one of cheeger, labels (got 'tv')" in r.stderr
-    r = run("ssl-train", "-a", "cheeger-svm", "--start", "cheeger", tmp / "train.svm",
+    r = ssl_train("-a", "cheeger-svm", "--start", "cheeger", tmp / "train.svm",
             tmp / "m2")
     assert r.returncode == 2 and "--start must be one of auto, tv, labels (got 'cheeger')" in \
         r.stderr
     train = shared("bench", "usps49-10", "train.svm")
-    r = run("ssl-train", "-a", "tvsvm", "-g", "0.03125", "--start", "labels", "--max-iter", "3",
+    r = ssl_train("-a", "tvsvm", "-g", "0.03125", "--start", "labels", "--max-iter", "3",
             train, tmp / "m3", check=0)
     assert "start: the Cheeger-RLS solution" not in r.stderr
     assert read_model(str(tmp / "m3")).params["start"] == "labels"
@@ -256,7 +256,7 @@ def test_cli_nystrom_usps49(tmp, algo):
     out-of-sample function (the kernel step's K̃α) agrees in sign with the transductive
     values on nearly all unlabeled rows."""
     train = shared("bench", "usps49-10", "train.svm")
-    r = run("ssl-train", "-a", algo, "-g", "0.03125", "--nystrom", "400", train, tmp / "m",
+    r = ssl_train("-a", algo, "-g", "0.03125", "--nystrom", "400", train, tmp / "m",
             "-l", tmp / "u", "--values", check=0)
     assert "Nyström factor 1296×400" in r.stderr and "landmark directions" in r.stderr
     m = read_model(str(tmp / "m"))
