@@ -3,7 +3,7 @@ libsvm-official) give ssl-predict's labels and decision values."""
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, run, shared
+from conftest import SAMPLES, run, shared, ssl_train
 from liblinear import liblinearutil as ll
 from libsvm import svmutil as ls
 
@@ -44,7 +44,7 @@ def libsvm_predict(path, X, prob=False):
 @pytest.mark.parametrize("algo,args", [("svm", ["-W", "0.001"]), ("tsvm", ["-W", "0.001"]),
                                        ("rls", ["-W", "0.01"]), ("da", ["-W", "0.001"])])
 def test_linear_models_as_liblinear_files(tmp, algo, args):
-    run("ssl-train", "-q", "-a", algo, *args, PCMAC / "train.svm", tmp / "m", check=0)
+    ssl_train("-q", "-a", algo, *args, PCMAC / "train.svm", tmp / "m", check=0)
     run("ssl-export", "-q", "--format", "liblinear", tmp / "m", tmp / "m.ll", check=0)
     test = read_dataset(str(PCMAC / "test.svm"))
     lab, dec = liblinear_predict(tmp / "m.ll", test.X.tocsr())
@@ -68,7 +68,7 @@ def test_one_vs_rest_linear_model_as_liblinear(tmp):
     (tmp / "d.svm").write_text("".join(ln if i < 90 else "0 " + ln.split(" ", 1)[1]
                                        for i, ln in enumerate(rows[:900])))
     (tmp / "t.svm").write_text("".join(rows[900:1300]))
-    run("ssl-train", "-q", "-a", "tsvm", "-W", "0.01", tmp / "d.svm", tmp / "m", check=0)
+    ssl_train("-q", "-a", "tsvm", "-W", "0.01", tmp / "d.svm", tmp / "m", check=0)
     run("ssl-export", "-q", "-f", "liblinear", tmp / "m", tmp / "m.ll", check=0)
     X = read_dataset(str(tmp / "t.svm")).X.tocsr()
     lab, dec = liblinear_predict(tmp / "m.ll", X)
@@ -91,7 +91,7 @@ USPS = shared("bench", "usps49-10")
     ("tvrls", ["-g", "0.03125", "-k", "10"]), ("cheeger-svm", ["-g", "0.03125", "-k", "10"]),
     ("lapsvm", ["-t", "linear", "-B", "1"])])
 def test_kernel_models_as_libsvm_files(tmp, algo, args):
-    run("ssl-train", "-q", "-a", algo, *args, "--probability", USPS / "train.svm", tmp / "m",
+    ssl_train("-q", "-a", algo, *args, "--probability", USPS / "train.svm", tmp / "m",
         check=0)
     run("ssl-export", "-q", "--format", "libsvm", tmp / "m", tmp / "m.ls", check=0)
     X = read_dataset(str(USPS / "test.svm"), n_features=256).X.tocsr()
@@ -117,14 +117,14 @@ def test_kernel_models_as_libsvm_files(tmp, algo, args):
 
 def test_usmo_models_export(tmp):
     train = SAMPLES / "pcmac.train"
-    run("ssl-train", "-q", "-a", "usmo", "--negatives-as-unlabeled", train, tmp / "lin", check=0)
+    ssl_train("-q", "-a", "usmo", "--negatives-as-unlabeled", train, tmp / "lin", check=0)
     run("ssl-export", "-q", "-f", "liblinear", tmp / "lin", tmp / "lin.ll", check=0)
     X = read_dataset(str(PCMAC / "test.svm")).X.tocsr()
     lab, dec = liblinear_predict(tmp / "lin.ll", X)
     our_lab, our_val = ours(tmp, tmp / "lin", PCMAC / "test.svm", "--values")
     assert np.array_equal(lab, our_lab)
     same_values(dec, our_val)
-    run("ssl-train", "-q", "-a", "usmo", "--negatives-as-unlabeled", "-t", "rbf", "-g", "0.5",
+    ssl_train("-q", "-a", "usmo", "--negatives-as-unlabeled", "-t", "rbf", "-g", "0.5",
         train, tmp / "rbf", check=0)
     run("ssl-export", "-q", "-f", "libsvm", tmp / "rbf", tmp / "rbf.ls", check=0)
     # the test rows have a feature the training sample lacks: ssl-predict ignores it, LIBSVM's
@@ -142,7 +142,7 @@ def test_export_errors(tmp):
     assert "Missing option '-f' / '--format'" in r.stderr
     r = run("ssl-export", "-f", "liblinear", SAMPLES / "pcmac.train", tmp / "x", check=1)
     assert "not an ssl-model file" in r.stderr and not (tmp / "x").exists()
-    run("ssl-train", "-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
+    ssl_train("-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
     r = run("ssl-export", "-f", "liblinear", tmp / "m", tmp / "m", check=2)
     assert "same file" in r.stderr
     assert read_model(str(tmp / "m")).algorithm == "svm"  # the input is intact
@@ -151,7 +151,7 @@ def test_export_errors(tmp):
 
 
 def test_export_keeps_the_contract(tmp):
-    run("ssl-train", "-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
+    ssl_train("-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
     r = run("ssl-export", "-f", "liblinear", tmp / "m", "/dev/full", check=1)
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert r.stderr.startswith("ssl-export: error: ")

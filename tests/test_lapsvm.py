@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.sparse as sp
-from conftest import SAMPLES, run, shared
+from conftest import SAMPLES, run, shared, ssl_train
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
 from ssl_svm.formats.model_file import read_model
@@ -319,7 +319,7 @@ def test_validation_early_stop_keeps_the_best_check():
 def test_cli_lapsvm_binary_roundtrip_and_transductive(tmp):
     train = shared("bench", "usps49-10", "train.svm")
     model = tmp / "m"
-    r = run("ssl-train", "-a", "lapsvm", "-t", "2", "-g", "0.00566", "-k", "10",
+    r = ssl_train("-a", "lapsvm", "-t", "2", "-g", "0.00566", "-k", "10",
             "--laplacian-degree", "2", "--gamma-a", "0.01", train, model, "-l", tmp / "u",
             "--values", check=0)
     assert "pcg iteration" in r.stderr and "stable predictions" in r.stderr
@@ -358,7 +358,7 @@ def test_cli_multiclass_one_vs_rest(tmp):
             feats = " ".join(f"{j + 1}:{v:.17g}" for j, v in zip(row.indices, row.data))
             f.write(f"{y[i] if lab[i] else 0} {feats}\n")
     for algo in ("lapsvm", "laprls"):
-        run("ssl-train", "-a", algo, "-g", "0.00566", "-k", "10", tmp / "train.svm",
+        ssl_train("-a", algo, "-g", "0.00566", "-k", "10", tmp / "train.svm",
             tmp / algo, "-l", tmp / f"{algo}.l", check=0)
         m = read_model(str(tmp / algo))
         assert m.labels == list(range(1, 11)) and m.n_functions == 10
@@ -368,32 +368,32 @@ def test_cli_multiclass_one_vs_rest(tmp):
 
 def test_cli_usage_errors(tmp):
     train = SAMPLES / "pcmac.train"
-    r = run("ssl-train", "-a", "lapsvm", "--early-stop", "validation", train, tmp / "m")
+    r = ssl_train("-a", "lapsvm", "--early-stop", "validation", train, tmp / "m")
     assert r.returncode == 2 and "--early-stop validation needs --validation FILE" in r.stderr
-    r = run("ssl-train", "-a", "svm", "-k", "5", train, tmp / "m")
+    r = ssl_train("-a", "svm", "-k", "5", train, tmp / "m")
     assert r.returncode == 2 and "option -k/--neighbors is not used by -a svm" in r.stderr
-    r = run("ssl-train", "-a", "svm", "--validation", train, train, tmp / "m")
+    r = ssl_train("-a", "svm", "--validation", train, train, tmp / "m")
     assert r.returncode == 2 and "option --validation is not used by -a svm" in r.stderr
-    r = run("ssl-train", "-a", "lapsvm", "-t", "sigmoid", train, tmp / "m")
+    r = ssl_train("-a", "lapsvm", "-t", "sigmoid", train, tmp / "m")
     assert r.returncode == 2 and "linear (0), poly (1), rbf (2)" in r.stderr
-    r = run("ssl-train", "-a", "lapsvm", "--max-memory", "1K", train, tmp / "m")
+    r = ssl_train("-a", "lapsvm", "--max-memory", "1K", train, tmp / "m")
     assert r.returncode == 1
     assert r.stderr.strip().splitlines()[-1] == (
         f"ssl-train: error: {train}: 500 rows: lapsvm needs 1.91 MiB at once (kernel matrix "
         "500×500 1.91 MiB), above the memory limit of 1.00 KiB; raise --max-memory if the "
         "machine has the room, or use fewer rows")
     assert not (tmp / "m").exists()
-    r = run("ssl-train", "-a", "lapsvm", "--max-memory", "lots", train, tmp / "m")
+    r = ssl_train("-a", "lapsvm", "--max-memory", "lots", train, tmp / "m")
     assert r.returncode == 2 and "'lots' is not a memory size" in r.stderr
     # a validation row without a label
     (tmp / "v.svm").write_text("0 1:1\n")
-    r = run("ssl-train", "-a", "lapsvm", "--early-stop", "validation", "--validation",
+    r = ssl_train("-a", "lapsvm", "--early-stop", "validation", "--validation",
             tmp / "v.svm", train, tmp / "m")
     assert r.returncode == 1 and "v.svm:1: validation rows must be labeled" in r.stderr
 
 
 def test_cli_cross_validation_works_with_lapsvm():
-    r = run("ssl-train", "-a", "laprls", "-v", "3", "-g", "0.07", "-k", "20",
+    r = ssl_train("-a", "laprls", "-v", "3", "-g", "0.07", "-k", "20",
             "--laplacian-degree", "3", SAMPLES / "pcmac.train", check=0)
     acc = float(r.stdout.split("= ")[1].rstrip("%\n"))
     assert acc > 75.0  # svm on the same folds: 70 %

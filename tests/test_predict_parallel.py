@@ -5,7 +5,7 @@ with the sequential messages. The worker processes start at once here (SSL_SVM_S
 import gzip
 
 import pytest
-from conftest import SAMPLES, run, shared
+from conftest import SAMPLES, run, shared, ssl_train
 
 WORKERS = {"SSL_SVM_SERIAL_SECONDS": "0"}
 
@@ -13,15 +13,15 @@ WORKERS = {"SSL_SVM_SERIAL_SECONDS": "0"}
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     d = tmp_path_factory.mktemp("m")
-    run("ssl-train", "-q", "-a", "tsvm", "-W", "1e-3", SAMPLES / "pcmac.train", d / "m",
+    ssl_train("-q", "-a", "tsvm", "-W", "1e-3", SAMPLES / "pcmac.train", d / "m",
         check=0)
-    run("ssl-train", "-q", "-a", "lapsvm", "-t", "rbf", SAMPLES / "pcmac.train", d / "k",
+    ssl_train("-q", "-a", "lapsvm", "-t", "rbf", SAMPLES / "pcmac.train", d / "k",
         check=0)
     # a kernel model whose prediction goes through dense BLAS products (a9a: 123 binary
     # features), where the rounding depends on BLAS's thread count
     a9a = shared("datasets", "a9a", "a9a").read_text().splitlines(keepends=True)
     (d / "a9a.head").write_text("".join(a9a[:1500]))
-    run("ssl-train", "-q", "-a", "lapsvm", "-t", "rbf", d / "a9a.head", d / "a9a.k", check=0)
+    ssl_train("-q", "-a", "lapsvm", "-t", "rbf", d / "a9a.head", d / "a9a.k", check=0)
     return d
 
 

@@ -2,7 +2,7 @@
 one, and chunking never changes the output."""
 
 import pytest
-from conftest import BIN, SAMPLES, run
+from conftest import BIN, SAMPLES, run, ssl_train
 from tools import peak_rss, svmlight_block
 
 
@@ -11,7 +11,7 @@ def test_multi_gb_input_has_flat_memory(tmp):
     block = svmlight_block(20000, 5000, 50, 0)
     small = tmp / "small.svm"
     small.write_bytes(block)
-    run("ssl-train", "-q", "-W", "1", small, tmp / "m", check=0)
+    ssl_train("-q", "-W", "1", small, tmp / "m", check=0)
     big = tmp / "big.svm"
     reps = (2 << 30) // len(block) + 1  # > 2 GiB
     with open(big, "wb") as f:
@@ -38,7 +38,7 @@ def test_multi_gb_input_has_flat_memory(tmp):
 
 
 def test_chunk_size_does_not_change_the_output(tmp):
-    run("ssl-train", "-q", "-W", "0.01", SAMPLES / "shuttle.train", tmp / "m", check=0)
+    ssl_train("-q", "-W", "0.01", SAMPLES / "shuttle.train", tmp / "m", check=0)
     a = run("ssl-predict", "--values", SAMPLES / "shuttle.test", tmp / "m", check=0)
     big = (SAMPLES / "shuttle.test").read_bytes() * 40  # ~1.5 MB: several 1 MB chunks
     (tmp / "t").write_bytes(big)

@@ -3,7 +3,7 @@ model file round trip and errors."""
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, run, shared
+from conftest import SAMPLES, run, shared, ssl_train
 from scipy.special import expit
 
 from ssl_svm.formats.model_file import model_to_text, read_model
@@ -43,7 +43,7 @@ def test_fit_slope_minimises_the_smoothed_cross_entropy():
 
 
 def test_binary_probabilities_agree_with_the_label(tmp):
-    r = run("ssl-train", "-a", "tsvm", "-W", "0.001", "--probability", PCMAC / "train.svm",
+    r = ssl_train("-a", "tsvm", "-W", "0.001", "--probability", PCMAC / "train.svm",
             tmp / "m", check=0)
     assert "probability calibration: slope A = " in r.stderr
     assert "5-fold cross-validated decision values of 50 labeled rows" in r.stderr
@@ -81,7 +81,7 @@ def test_multiclass_probabilities_sum_to_one(tmp):
     train = [(ln if i < 90 else "0 " + ln.split(" ", 1)[1]) for i, ln in enumerate(rows[:900])]
     (tmp / "d.svm").write_text("".join(train))
     (tmp / "t.svm").write_text("".join(rows[900:1300]))
-    run("ssl-train", "-q", "-a", "lapsvm", "-g", "0.03125", "--probability", tmp / "d.svm",
+    ssl_train("-q", "-a", "lapsvm", "-g", "0.03125", "--probability", tmp / "d.svm",
         tmp / "m", check=0)
     m = read_model(str(tmp / "m"))
     r = run("ssl-predict", "--probability", tmp / "t.svm", tmp / "m", tmp / "p", check=0)
@@ -95,20 +95,20 @@ def test_multiclass_probabilities_sum_to_one(tmp):
 
 
 def test_probability_errors(tmp):
-    run("ssl-train", "-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
+    ssl_train("-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
     r = run("ssl-predict", "--probability", SAMPLES / "pcmac.train", tmp / "m", check=1)
     assert r.stderr.strip() == (f"ssl-predict: error: {tmp / 'm'}: the model has no probability "
                                 "calibration: train it with ssl-train --probability")
     r = run("ssl-predict", "--probability", "--values", SAMPLES / "pcmac.train", tmp / "m",
             check=2)
     assert "Error: give --values (decision values) or --probability, not both" in r.stderr
-    r = run("ssl-train", "-v", "3", "--probability", SAMPLES / "pcmac.train", check=2)
+    r = ssl_train("-v", "3", "--probability", SAMPLES / "pcmac.train", check=2)
     assert "Error: -v writes no model, so --probability has nothing to calibrate" in r.stderr
-    r = run("ssl-train", "-a", "usmo", "--negatives-as-unlabeled", "--probability",
+    r = ssl_train("-a", "usmo", "--negatives-as-unlabeled", "--probability",
             SAMPLES / "pcmac.train", tmp / "u", check=2)
     assert "usmo's labeled rows are all positive" in r.stderr
     (tmp / "one.svm").write_text("1 1:1\n1 1:2\n-1 1:-1\n0 1:0.5\n")
-    r = run("ssl-train", "-a", "tsvm", "--probability", tmp / "one.svm", tmp / "o", check=1)
+    r = ssl_train("-a", "tsvm", "--probability", tmp / "one.svm", tmp / "o", check=1)
     assert r.stderr.strip().endswith("one.svm: --probability cross-validates the labeled rows, "
                                      "but class -1 has 1 labeled row; it needs at least 2 per "
                                      "class")
@@ -122,7 +122,7 @@ def test_probability_errors(tmp):
     ("probability 1 2\n", "'probability' needs one value, once"),
     ("probability 2\nprobability 2\n", "'probability' needs one value, once")])
 def test_model_loader_checks_the_probability_line(tmp, line, message):
-    run("ssl-train", "-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
+    ssl_train("-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
     text = (tmp / "m").read_text().replace("intercept ", line + "intercept ", 1)
     (tmp / "bad").write_text(text)
     r = run("ssl-predict", SAMPLES / "pcmac.train", tmp / "bad", check=1)
@@ -131,11 +131,11 @@ def test_model_loader_checks_the_probability_line(tmp, line, message):
 
 def test_libsvm_b_flag_is_probability(tmp):
     """LIBSVM's -b 1 / -b 0 on both commands: the same files as --probability / without."""
-    run("ssl-train", "-q", "-a", "svm", "-b", "1", SAMPLES / "pcmac.train", tmp / "b", check=0)
-    run("ssl-train", "-q", "-a", "svm", "--probability", SAMPLES / "pcmac.train", tmp / "p",
+    ssl_train("-q", "-a", "svm", "-b", "1", SAMPLES / "pcmac.train", tmp / "b", check=0)
+    ssl_train("-q", "-a", "svm", "--probability", SAMPLES / "pcmac.train", tmp / "p",
         check=0)
     assert (tmp / "b").read_bytes() == (tmp / "p").read_bytes()
-    run("ssl-train", "-q", "-a", "svm", "-b", "0", SAMPLES / "pcmac.train", tmp / "z", check=0)
+    ssl_train("-q", "-a", "svm", "-b", "0", SAMPLES / "pcmac.train", tmp / "z", check=0)
     assert read_model(str(tmp / "z")).probability is None
     b = run("ssl-predict", "-q", "-b", "1", SAMPLES / "pcmac.test", tmp / "b", "-", check=0)
     p = run("ssl-predict", "-q", "--probability", SAMPLES / "pcmac.test", tmp / "b", "-",
