@@ -181,8 +181,8 @@ def _digits_012(tmp, n_labeled=60):
 
 def test_unlabeled_label_makes_zero_a_class(tmp):
     train, test = _digits_012(tmp)
-    r = run("ssl-train", "-a", "lapsvm", "-g", "0.03125", "--unlabeled-label", "-1", train,
-            tmp / "m", "-l", tmp / "l", check=0)
+    r = run("ssl-train", "-a", "lapsvm", "-g", "0.03125", "--unlabeled-label", "-1", "--check",
+            "none", train, tmp / "m", "-l", tmp / "l", check=0)
     assert "label -1 marks the unlabeled rows (840 rows); label 0 is a class" in r.stderr
     m = read_model(str(tmp / "m"))
     assert sorted(m.labels) == [0, 1, 2]
