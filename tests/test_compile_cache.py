@@ -240,3 +240,18 @@ def test_the_locator_takes_only_the_packages_own_files(tmp, monkeypatch):
     ours = jit.PackageCacheLocator.from_function(f, str(tmp / "ssl_svm" / "m.py"))
     assert isinstance(ours, jit.PackageCacheLocator) and not ours.read_only
     assert ours.get_cache_path().startswith(str(tmp / "cache" / "ssl_svm_"))
+
+
+def test_a_failing_group_of_the_parallel_compile_is_one_error(tmp):
+    """-j N: a run that fails in one of the pool's processes stops the compile-ahead with that
+    run's message (the command prints it as its one error line, exit 1)."""
+    import click
+
+    from ssl_svm import compile as ahead
+
+    files = {key: str(tmp / f"{key}.svm") for key in ("sparse", "dense", "multi", "pu")}
+    with pytest.raises(click.ClickException) as e:
+        ahead._in_parallel(2, str(tmp), files, lambda text: None)
+    message = e.value.format_message()
+    assert ": exit 1: ssl-train: error: " in message and "cannot open: No such file" in message
+    assert "\n" not in message, message
