@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ssl_svm.solvers import linalg as la
-from ssl_svm.solvers import s3vm
+from ssl_svm.solvers import s3vm_jit
 
 
 class _Problem:
@@ -359,7 +359,7 @@ class Block:
     def switch_candidates(self, key, S) -> tuple:
         """tsvm's switching candidates here: the outputs of up to S unlabeled rows labeled +1
         with o < 1 (ascending) and of up to S labeled -1 with o > -1 (descending), in
-        :func:`solvers.s3vm.switch_labels`'s order."""
+        :func:`solvers.s3vm_jit.switch_labels`'s order."""
         P = self.p[key]
         u = self.unl
         ou, yu = P.o[u], P.Y[u]
@@ -402,14 +402,14 @@ class Block:
         """(Σ p, Σ p(1 - p)) for p = σ((ν - g)/T) over the unlabeled rows here."""
         if self.g.size == 0:
             return 0.0, 0.0
-        return s3vm.balance_sums(self.g, T, nu)
+        return s3vm_jit.balance_sums(self.g, T, nu)
 
     def da_probabilities(self, T, nu) -> tuple:
         """p = σ((ν - g)/T), replacing the previous q: returns (Σ p, Σ KL(p‖q), Σ entropy)."""
         q = self.prob
-        p = s3vm.probabilities(self.g, T, nu)
+        p = s3vm_jit.probabilities(self.g, T, nu)
         self.prob = p
-        return float(p.sum()), s3vm.kl_sum(p, q), s3vm.entropy_sum(p)
+        return float(p.sum()), s3vm_jit.kl_sum(p, q), s3vm_jit.entropy_sum(p)
 
     # ----------------------------------------------------------------- outputs
 

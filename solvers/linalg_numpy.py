@@ -139,6 +139,32 @@ def split_active(Y, o, C):
     return J, np.flatnonzero(~on), 0.5 * float(C[J] @ (h * h))
 
 
+def split_virtual(Yv, Cv, phys, o, m):
+    """:func:`solvers.linalg.split_virtual`: the active set over virtual rows (row phys[v],
+    target Yv[v], cost Cv[v]); the active copies of a physical row merge into one row of cost
+    Ce = Σ Cv and target Ye = Σ Cv Yv / Ce. Returns J, I, the loss, Ye, Ce (length m) and
+    the active flag of every copy."""
+    diff = 1.0 - Yv * o[phys]
+    act = diff > 0.0
+    rows = phys[act]
+    Ca = Cv[act]
+    Ce = np.bincount(rows, weights=Ca, minlength=m)
+    Yc = np.bincount(rows, weights=Ca * Yv[act], minlength=m)
+    hit = np.bincount(rows, minlength=m) > 0
+    h = diff[act]
+    Ye = np.zeros(m)
+    pos = hit & (Ce > 0.0)
+    Ye[pos] = Yc[pos] / Ce[pos]
+    return (np.flatnonzero(hit), np.flatnonzero(~hit), 0.5 * float(Ca @ (h * h)), Ye, Ce,
+            act)
+
+
+def margins_agree_virtual(Yv, phys, o, act, eps):
+    """:func:`margins_agree` over virtual rows (see :func:`split_virtual`)."""
+    yo = Yv * o[phys]
+    return bool(np.all(yo[act] <= 1.0 + eps) and np.all(yo[~act] >= 1.0 - eps))
+
+
 def margins_agree(Y, o, J, I, eps):
     """True when every row of J has Y·o <= 1 + eps and every row of I has Y·o >= 1 - eps."""
     return bool(np.all(Y[J] * o[J] <= 1.0 + eps) and np.all(Y[I] * o[I] >= 1.0 - eps))

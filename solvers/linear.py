@@ -59,10 +59,11 @@ class Routines:
     units of work (a unit: a stored value, a row or a column touched): it has then spent about
     numba's start-up on numpy, so it is never much more than twice the better choice's time.
     The switch counts work, not seconds: a fit's iterates never depend on the machine's load.
+    One instance may serve several solves (tsvm's and da's retrainings share one budget); the
+    unit is that of each call's matrix.
     """
 
-    def __init__(self, numpy: bool, X):
-        self.unit = X.nnz + X.shape[0] + X.shape[1] + 1
+    def __init__(self, numpy: bool):
         if numpy:
             self.la = linalg_numpy
             self.left = NUMPY_WORK
@@ -76,25 +77,31 @@ class Routines:
 
         self.la = linalg
 
+    @property
+    def numba(self) -> bool:
+        """Whether the routines are numba's (from the start, or since the work outgrew numpy)."""
+        return self.la is not linalg_numpy
+
     def cgls(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
              precondition, forcing=0.0):
         """:func:`solvers.linalg.cgls` (β and o[J] updated in place; returns (converged,
         iterations)) on numpy up to the work left, then continued on numba from the iterate
         reached (CG restarted there)."""
         a = (indptr, indices, data, bias, Y, C, J, lam, beta, o, eps)
+        unit = int(indptr[-1]) + indptr.size - 1 + beta.size  # values + rows + columns + 1
         if self.la is not linalg_numpy:
-            return self._cgls_numba(a, itermax, precondition, forcing)
-        cap = max(1, self.left // self.unit)
+            return self._cgls_numba(a, itermax, precondition, forcing, unit)
+        cap = max(1, self.left // unit)
         opt, it = self.la.cgls(*a, min(itermax, cap), precondition, 1, forcing)
-        self.left -= it * self.unit
+        self.left -= it * unit
         if opt or it < cap or it >= itermax:
             return opt, it
         log.debug("CG continues on numba after %d iterations on numpy", it)
         self._start()
-        opt, more = self._cgls_numba(a, itermax - it, precondition, forcing)
+        opt, more = self._cgls_numba(a, itermax - it, precondition, forcing, unit)
         return opt, it + more
 
-    def _cgls_numba(self, a, itermax, precondition, forcing):
+    def _cgls_numba(self, a, itermax, precondition, forcing, unit):
         """numba's cgls in pieces of about CG_PIECE units of work: between them a long solve
         (badly scaled dense rows: minutes for one Newton step) says how far it is. The pieces
         resume the same iteration, so the result does not depend on them."""
@@ -104,7 +111,7 @@ class Routines:
                                                          forcing)
         if done:
             return True, 0
-        piece = max(1, CG_PIECE // self.unit)
+        piece = max(1, CG_PIECE // unit)
         while True:
             status = la.cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p,
                                    m_inv, buf, sc, piece, itermax)
@@ -116,7 +123,7 @@ class Routines:
 
 def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITERMAX, w0=None,
               o0=None, tag="", precondition=True, phys=None, forcing=0.0,
-              numpy=False) -> LinearResult:
+              numpy=False, routines=None) -> LinearResult:
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton.
 
     Each Newton step solves the regularised least-squares problem on the active rows
@@ -137,11 +144,12 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITER
     With ``phys``, the sum runs over virtual rows v: target Y[v] and cost C[v] on the row
     X[phys[v]] (DA-S3VM's two label copies of an unlabeled row); active copies of one row are
     merged so the products touch each row once. The returned o is per row of X.
-    ``numpy``: begin on :mod:`solvers.linalg_numpy`'s routines (:class:`Routines`; not with
-    ``phys``).
+    ``numpy``: begin on :mod:`solvers.linalg_numpy`'s routines (:class:`Routines`);
+    ``routines``: those of an enclosing fit (used as they are, ``numpy`` ignored).
     """
     X = _csr(X)
-    routines = Routines(numpy and phys is None, X)
+    if routines is None:
+        routines = Routines(numpy)
     la = routines.la
     m, d = X.shape
     Y = np.ascontiguousarray(Y, dtype=np.float64)
@@ -254,7 +262,7 @@ def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.CGITERMA
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i (Y_i - x̃_i·w̃)²`` by one CGLS solve (seeded by w0);
     ``numpy`` as in :func:`l2svm_mfn`."""
     X = _csr(X)
-    routines = Routines(numpy, X)
+    routines = Routines(numpy)
     m, d = X.shape
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)

@@ -95,10 +95,10 @@ ALGORITHMS: dict[str, Algorithm] = {
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
                   SOLVER_PARAMS["tsvm"], "ssl_svm.solvers.s3vm:fit_tsvm", uses_unlabeled=True,
                   svmlin_code=2, linear_model=True,
-                  warm_path="lambda"),
+                  warm_path="lambda", numpy_nnz=NUMPY_NNZ),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
                   SOLVER_PARAMS["da"], "ssl_svm.solvers.s3vm:fit_da", uses_unlabeled=True,
-                  svmlin_code=3, linear_model=True),
+                  svmlin_code=3, linear_model=True, numpy_nnz=NUMPY_NNZ),
         Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
                   "1/2 [Σ_labeled c·max(0, 1 - y f)² + γ_A αᵀKα + γ_I fᵀL^p f] over f = Kα "
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "

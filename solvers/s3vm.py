@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ssl_svm.solvers import linalg as la
+from ssl_svm.solvers import linalg_numpy, runtime, s3vm_numpy
 from ssl_svm.solvers.errors import ProblemError
-from ssl_svm.solvers.jit import njit
-from ssl_svm.solvers.linear import _csr, fit_svm, l2svm_mfn, resolve_lambda
+from ssl_svm.solvers.linear import Routines, _csr, fit_svm, l2svm_mfn, resolve_lambda
 from ssl_svm.solvers.multiclass import class_labels, nth_seed, one_vs_rest
 from ssl_svm.solvers.params import DA_LAMBDAS, LOPSIDED, SOLVER_PARAMS
+from ssl_svm.solvers.registry import ALGORITHMS
 
 log = logging.getLogger("ssl.solver.s3vm")
 
@@ -97,37 +97,19 @@ def _positive_fraction(y, lab, r, tag=""):
 
 # --------------------------------------------------------------------------- TSVM
 
-@njit(cache=True)
-def switch_labels(Y, o, unl, S):
-    """SVMlin's multiple switching: candidates are unlabeled rows labeled +1 with o < 1 (sorted
-    by o ascending) and labeled -1 with o > -1 (sorted by o descending); switch pairs from the
-    tops while o_pos < o_neg, at most S pairs. Returns the number of pairs switched."""
-    pos = np.empty(unl.size, np.int64)
-    neg = np.empty(unl.size, np.int64)
-    npos = 0
-    nneg = 0
-    for t in range(unl.size):
-        i = unl[t]
-        if Y[i] > 0.0 and o[i] < 1.0:
-            pos[npos] = i
-            npos += 1
-        elif Y[i] < 0.0 and -o[i] < 1.0:
-            neg[nneg] = i
-            nneg += 1
-    pos = pos[:npos]
-    neg = neg[:nneg]
-    pos = pos[np.argsort(o[pos], kind="mergesort")]
-    neg = neg[np.argsort(-o[neg], kind="mergesort")]
-    s = 0
-    while s < S and s < npos and s < nneg and o[pos[s]] < o[neg[s]]:
-        Y[pos[s]] = -1.0
-        Y[neg[s]] = 1.0
-        s += 1
-    return s
+def kernels(routines: Routines):
+    """The per-row steps (:mod:`solvers.s3vm_jit` or :mod:`solvers.s3vm_numpy`) that go with a
+    fit's routines: numba's once the fit runs on numba."""
+    if routines.numba:
+        from ssl_svm.solvers import s3vm_jit
+
+        return s3vm_jit
+    return s3vm_numpy
 
 
-def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX,
-                tag="", warm=None) -> S3VMResult:
+def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6,
+                max_iter=linalg_numpy.MFNITERMAX, tag="", warm=None,
+                numpy=False) -> S3VMResult:
     """Multi-switch transductive L2-SVM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
 
     1. MFN on the labeled rows (cost 1/l). 2. Label the unlabeled rows by their outputs so that
@@ -139,11 +121,14 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
     (larger) λ: steps 1-3 and the λ′ annealing are skipped, the switching starts at λ′ = λ_u
     from that labelling and w̃ (continuation along the λ path plays the annealing's role).
     The result is a local optimum of the same objective, not necessarily the cold start's.
+    ``numpy``: begin on numpy (:class:`solvers.linear.Routines`: every retraining of the fit
+    shares one budget of work before numba starts).
     """
     t0 = time.perf_counter()
     X, y, lab, unl, r = _prepare(X, y, r, tag)
     l, u = lab.size, unl.size
-    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    routines = Routines(numpy)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag, routines=routines)
     if u == 0:
         return _supervised_only(X, y, lab, unl, lam, lam_u, r,
                                 {"switches": 0, "lambda_u_steps": 0, "retrains": 1}, **kw)
@@ -174,7 +159,7 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
         steps += 1
         round_switches = 0
         while True:
-            s = int(switch_labels(Y, res.o, unl, S))
+            s = int(kernels(routines).switch_labels(Y, res.o, unl, S))
             if s == 0:
                 break
             switches += s
@@ -209,39 +194,19 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6, max_iter=la.
 
 # --------------------------------------------------------------------------- DA
 
-@njit(cache=True)
-def _sigmoid(x):
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-@njit(cache=True)
-def balance_sums(g, T, nu):
-    """(Σ p_j, Σ p_j (1 - p_j)) for p_j = σ((ν - g_j)/T)."""
-    s = 0.0
-    ds = 0.0
-    for j in range(g.size):
-        p = _sigmoid((nu - g[j]) / T)
-        s += p
-        ds += p * (1.0 - p)
-    return s, ds
-
-
-@njit(cache=True)
-def _balance(g, T, nu, r):
-    """(mean p - r, d mean p / dν) for p_j = σ((ν - g_j)/T)."""
-    s, ds = balance_sums(g, T, nu)
-    n = g.size
-    return s / n - r, ds / (n * T)
-
-
-def solve_nu(g, T, r, tol=1e-10, maxiter=500):
-    """The root ν of mean_j σ((ν - g_j)/T) = r (0 < r < 1): :func:`find_nu` on these g."""
+def solve_nu(g, T, r, tol=1e-10, maxiter=500, k=s3vm_numpy):
+    """The root ν of mean_j σ((ν - g_j)/T) = r (0 < r < 1): :func:`find_nu` on these g, with
+    the balance sums of ``k`` (:mod:`solvers.s3vm_numpy` or :mod:`solvers.s3vm_jit`)."""
     lr = math.log(r) - math.log1p(-r)
-    return find_nu(lambda nu: _balance(g, T, nu, r), float(np.min(g)) + T * lr,
-                   float(np.max(g)) + T * lr, float(np.mean(g)) + T * lr, tol, maxiter)
+    n = g.size
+
+    def balance(nu):
+        """(mean p - r, d mean p / dν)."""
+        s, ds = k.balance_sums(g, T, nu)
+        return s / n - r, ds / (n * T)
+
+    return find_nu(balance, float(np.min(g)) + T * lr, float(np.max(g)) + T * lr,
+                   float(np.mean(g)) + T * lr, tol, maxiter)
 
 
 def find_nu(balance, lo, hi, nu, tol=1e-10, maxiter=500):
@@ -284,67 +249,22 @@ def find_nu(balance, lo, hi, nu, tol=1e-10, maxiter=500):
     return best
 
 
-@njit(cache=True)
-def probabilities(g, T, nu):
-    p = np.empty(g.size)
-    for j in range(g.size):
-        p[j] = _sigmoid((nu - g[j]) / T)
-    return p
-
-
-@njit(cache=True)
-def _xlogy_ratio(a, b):
-    if a <= 0.0:
-        return 0.0
-    return a * math.log(a / b)
-
-
-@njit(cache=True)
-def kl_sum(p, q):
-    """Σ_j KL(Bernoulli(p_j) || Bernoulli(q_j)), with 0 log 0 = 0."""
-    s = 0.0
-    for j in range(p.size):
-        qj = min(max(q[j], 1e-300), 1.0 - 1e-16)
-        s += _xlogy_ratio(p[j], qj) + _xlogy_ratio(1.0 - p[j], 1.0 - qj)
-    return s
-
-
-@njit(cache=True)
-def mean_kl(p, q):
-    """Mean over j of KL(Bernoulli(p_j) || Bernoulli(q_j)), with 0 log 0 = 0."""
-    return kl_sum(p, q) / max(p.size, 1)
-
-
-@njit(cache=True)
-def entropy_sum(p):
-    """Σ_j of the Bernoulli(p_j) entropies (natural log)."""
-    s = 0.0
-    for j in range(p.size):
-        a = p[j]
-        if 0.0 < a < 1.0:
-            s -= a * math.log(a) + (1.0 - a) * math.log(1.0 - a)
-    return s
-
-
-@njit(cache=True)
-def mean_entropy(p):
-    return entropy_sum(p) / max(p.size, 1)
-
-
-def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNITERMAX,
-              tag="") -> S3VMResult:
+def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6,
+              max_iter=linalg_numpy.MFNITERMAX, tag="", numpy=False) -> S3VMResult:
     """Deterministic-annealing S3VM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
 
     Alternates the w-step (MFN, each unlabeled row counted with label +1 at cost λ_u p/u and
     label -1 at cost λ_u (1 - p)/u) and the p-step (p_j = σ((ν - g_j)/T), ν balancing
     mean p = r); T starts at 10 λ_u and is divided by 1.5 per outer round; inner rounds stop at
     mean KL < eps (or 100), outer rounds at mean entropy < eps (or 30). Returns the w with the
-    lowest transductive objective seen on the whole path.
+    lowest transductive objective seen on the whole path. ``numpy`` as in
+    :func:`tsvm_binary`.
     """
     t0 = time.perf_counter()
     X, y, lab, unl, r = _prepare(X, y, r, tag)
     l, u = lab.size, unl.size
-    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    routines = Routines(numpy)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag, routines=routines)
     if u == 0:
         return _supervised_only(X, y, lab, unl, lam, lam_u, r,
                                 {"temperatures": 0, "inner_rounds": 0}, **kw)
@@ -383,10 +303,11 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
             hp = np.maximum(0.0, 1.0 - ou)
             hn = np.maximum(0.0, 1.0 + ou)
             g = lam_u * (hp * hp - hn * hn)
-            nu = solve_nu(g, T, r)
-            p = probabilities(g, T, nu)
+            k = kernels(routines)
+            nu = solve_nu(g, T, r, k=k)
+            p = k.probabilities(g, T, nu)
             balance = max(balance, abs(float(np.mean(p)) - r))
-            kl = mean_kl(p, q)
+            kl = k.kl_sum(p, q) / u
             set_costs(p)
             res = l2svm_mfn(X, Yv, Cv, lam, w0=res.w, o0=res.o, phys=phys, **kw)
             F = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
@@ -394,7 +315,7 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6, max_iter=la.MFNIT
             if F < best_F:
                 best_w, best_o, best_F = res.w.copy(), res.o.copy(), F
         inner_total += inner
-        H = mean_entropy(p)
+        H = kernels(routines).entropy_sum(p) / u
         log.log(logging.INFO if outer == 1 or outer % 10 == 0 else logging.DEBUG,
                 "%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
                 "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
@@ -475,6 +396,8 @@ def _fit(name, solve):
 
         seeds: list = []
         lams: list = []
+        # numpy while numba is not running in this process (solvers.linear.fit_svm's rule)
+        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not runtime.numba_started_before()
 
         def binary(Y, tag):
             w0 = nth_seed(warm, len(seeds))
@@ -482,13 +405,13 @@ def _fit(name, solve):
                 unl = Y == 0
 
                 def fit_at(lam):
-                    res = solve(X, Y, {**params, "lambda": lam}, r, tag, w0)
+                    res = solve(X, Y, {**params, "lambda": lam}, r, tag, w0, small)
                     return res, float(np.mean(res.o[unl] > 0)), res.r  # u > 0: see above
 
                 res, lam = da_lambda_auto(fit_at, tag)
                 lams.append(lam)
             else:
-                res = solve(X, Y, params, r, tag, w0)
+                res = solve(X, Y, params, r, tag, w0, small)
             seeds.append(res.warm)
             stats = {"objective": res.objective, "positive_fraction": res.r, **res.stats}
             log.info("%s%s: transductive objective %.10g, r = %.6g", tag, name, res.objective,
@@ -510,15 +433,15 @@ def _fit(name, solve):
     return fit
 
 
-def _tsvm(X, Y, params, r, tag, warm=None):
+def _tsvm(X, Y, params, r, tag, warm, numpy):
     return tsvm_binary(X, Y, params["lambda"], params["lambda_u"], params["max_switch"], r,
                        bias=params["bias"], eps=params["epsilon"], max_iter=params["max_iter"],
-                       tag=tag, warm=warm)
+                       tag=tag, warm=warm, numpy=numpy)
 
 
-def _da(X, Y, params, r, tag, warm=None):  # no seeding: DA anneals its own temperature
+def _da(X, Y, params, r, tag, warm, numpy):  # no seeding: DA anneals its own temperature
     return da_binary(X, Y, params["lambda"], params["lambda_u"], r, bias=params["bias"],
-                     eps=params["epsilon"], max_iter=params["max_iter"], tag=tag)
+                     eps=params["epsilon"], max_iter=params["max_iter"], tag=tag, numpy=numpy)
 
 
 PARAMS = {name: SOLVER_PARAMS[name] for name in ("tsvm", "da")}

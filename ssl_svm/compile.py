@@ -187,7 +187,11 @@ def _compile(names: tuple[str, ...], folder: str, files: dict[str, str], say,
     process, and run the cluster blocks' code when ``blocks``."""
     from ssl_svm.cli import predict as predict_cmd
     from ssl_svm.cli import train as train_cmd
+    from ssl_svm.solvers import runtime
 
+    # numba running first: the small made-up fits then take the compiled routines they would
+    # otherwise leave for numpy (solvers.linear.Routines), as fits on real data do
+    runtime.start_numba()
     runs = [(i, run) for i, run in enumerate(_runs(files)) if run[0] in names]
     for k, (i, (name, opts, key)) in enumerate(runs):
         model = os.path.join(folder, f"m{i}")

@@ -290,6 +290,22 @@ def test_numpy_routines_equal_the_numba_ones(seed, m, d, bias, lam):
     assert linalg_numpy.sq_norm(w) == pytest.approx(la.sq_norm(w), rel=1e-12)
     assert linalg_numpy.squared_loss(Y, o, C) == pytest.approx(la.squared_loss(Y, o, C),
                                                                rel=1e-12)
+    # virtual rows (da): each row once as it is, some twice more with labels +1 and -1
+    twice = rng.choice(m, size=m // 2, replace=False)
+    phys = np.concatenate([np.arange(m), twice, twice]).astype(np.int64)
+    Yv = np.concatenate([Y, np.ones(twice.size), -np.ones(twice.size)])
+    Cv = np.concatenate([C, rng.random(twice.size), np.where(rng.random(twice.size) < 0.3, 0.0,
+                                                              rng.random(twice.size))])
+    mine, ref = linalg_numpy.split_virtual(Yv, Cv, phys, o, m), la.split_virtual(Yv, Cv, phys,
+                                                                                 o, m)
+    for k in (0, 1, 5):
+        np.testing.assert_array_equal(mine[k], ref[k])
+    for k in (3, 4):
+        np.testing.assert_allclose(mine[k], ref[k], rtol=1e-12, atol=1e-300)
+    assert mine[2] == pytest.approx(ref[2], rel=1e-12, abs=1e-300)
+    for eps in (1e-6, 0.5):
+        assert linalg_numpy.margins_agree_virtual(Yv, phys, o, ref[5], eps) == \
+            la.margins_agree_virtual(Yv, phys, o, ref[5], eps)
 
 
 @pytest.mark.parametrize("forcing", [0.0, linear.SVM_FORCING])
@@ -322,10 +338,10 @@ def test_small_fits_begin_on_numpy():
     from ssl_svm.solvers.params import NUMPY_NNZ
     from ssl_svm.solvers.registry import ALGORITHMS
 
-    for name in ("svm", "rls"):
+    for name in ("svm", "rls", "tsvm", "da"):
         assert ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ)
         assert not ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ + 1)
-    for name in ("tsvm", "da", "usmo", "lapsvm"):
+    for name in ("usmo", "lapsvm"):
         assert not ALGORITHMS[name].starts_on_numpy(1)
 
 

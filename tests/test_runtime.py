@@ -203,6 +203,16 @@ def test_svm_on_a_split_file_of_mostly_unlabeled_rows_never_starts_numba(tmp):
     assert (tmp / "m").read_bytes()
 
 
+@pytest.mark.parametrize("algo", ["tsvm", "da"])
+def test_tsvm_and_da_on_a_small_file_never_start_numba(tmp, algo):
+    """The sample file (500 rows, 27,000 values): the semi-supervised linear fits, λ auto's
+    cross-validation included, run on numpy from start to end (numba's start-up alone costs
+    more than such a fit)."""
+    assert _modules_loaded("train", "-q", "--check", "none", "-a", algo,
+                           str(SAMPLES / "pcmac.train"), str(tmp / "m")) == "numpy scipy"
+    assert (tmp / "m").read_bytes()
+
+
 def test_a_task_share_set_before_numba_starts_sizes_its_pool():
     """A -j worker's share of the CPUs, set while numba is not loaded (small linear fits never
     load it), becomes the size of numba's pool when something starts it."""

@@ -12,15 +12,16 @@ from conftest import SAMPLES, run, shared
 from ssl_svm.formats.model_file import read_model
 from ssl_svm.formats.svmlight import read_dataset
 from ssl_svm.solvers import linalg as la
+from ssl_svm.solvers import s3vm_jit, s3vm_numpy
 from ssl_svm.solvers.linear import l2svm_mfn
 from ssl_svm.solvers.registry import ALGORITHMS
 from ssl_svm.solvers.s3vm import (
     da_binary,
-    probabilities,
     solve_nu,
     transductive_cost,
     tsvm_binary,
 )
+from ssl_svm.solvers.s3vm_jit import probabilities
 
 
 def split_r(split):
@@ -83,13 +84,14 @@ def reference_nu(g, T, r):
 @pytest.mark.parametrize("spread", [1e-3, 1.0, 1e6])
 @pytest.mark.parametrize("T", [1e-9, 1e-3, 10.0, 1e8])
 @pytest.mark.parametrize("r", [1e-6, 0.03, 0.5, 0.97, 1 - 1e-6])
-def test_balance_root_finder_on_adversarial_inputs(spread, T, r):
+@pytest.mark.parametrize("k", [s3vm_jit, s3vm_numpy], ids=["numba", "numpy"])
+def test_balance_root_finder_on_adversarial_inputs(spread, T, r, k):
     rng = np.random.default_rng(int(spread * 7 + T * 3 + r * 1000) % 2**32)
     g = rng.normal(size=2000) * spread
     g[:50] = g[0]  # ties
-    nu = solve_nu(g, T, r)
+    nu = solve_nu(g, T, r, k=k)
     assert np.isfinite(nu)
-    p = probabilities(g, T, nu)
+    p = k.probabilities(g, T, nu)
     assert np.all(np.isfinite(p)) and np.all((p >= 0) & (p <= 1))
     err = abs(balance(g, T, nu, r))
     ref = abs(balance(g, T, reference_nu(g, T, r), r))
@@ -156,6 +158,65 @@ def test_virtual_rows_equal_duplicated_rows():
     assert a.objective == pytest.approx(b.objective, rel=1e-10)
     assert la.svm_objective(X[phys], Y, C, 0.01, a.w, 1.0) == pytest.approx(b.objective,
                                                                             rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_numpy_steps_equal_the_numba_ones(seed):
+    """:mod:`solvers.s3vm_numpy` against :mod:`solvers.s3vm_jit`: the same switches to the
+    row (ties in o included, S below and above the candidates), the same probabilities and
+    sums up to rounding, also where p under- or overflows to 0 and 1."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 300))
+    o = np.round(rng.normal(size=m) * 1.5, int(rng.integers(0, 3)))  # rounded: ties
+    Y0 = rng.choice([-1.0, 1.0], m)
+    unl = np.sort(rng.choice(m, int(rng.integers(0, m + 1)), replace=False)).astype(np.int64)
+    for S in (0, 1, 3, 10000):
+        Y1, Y2 = Y0.copy(), Y0.copy()
+        assert s3vm_numpy.switch_labels(Y2, o, unl, S) == s3vm_jit.switch_labels(Y1, o, unl, S)
+        np.testing.assert_array_equal(Y2, Y1)
+    g = rng.normal(size=m) * 10.0 ** rng.integers(-3, 4)
+    q = rng.random(m)
+    q[: m // 4] = 0.0
+    for T in (1e-12, 1e-3, 1.0, 1e6):
+        nu = float(rng.normal())
+        p1, p2 = s3vm_jit.probabilities(g, T, nu), s3vm_numpy.probabilities(g, T, nu)
+        np.testing.assert_allclose(p2, p1, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(s3vm_numpy.balance_sums(g, T, nu),
+                                   s3vm_jit.balance_sums(g, T, nu), rtol=1e-12, atol=1e-300)
+        assert s3vm_numpy.kl_sum(p1, q) == pytest.approx(s3vm_jit.kl_sum(p1, q), rel=1e-12,
+                                                         abs=1e-300)
+        assert s3vm_numpy.entropy_sum(p1) == pytest.approx(s3vm_jit.entropy_sum(p1),
+                                                           rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("algo", ["tsvm", "da"])
+def test_a_fit_begun_on_numpy_is_the_numba_fit(monkeypatch, caplog, algo):
+    """tsvm and da begun on numpy (small fits: no numba start-up) reach the numba fit's
+    objective with the same switches or annealing rounds; with a budget of 25 CG iterations of
+    work the fit moves to numba once, for all of its later retrainings (one budget per fit,
+    not per retraining), and is deterministic."""
+    from ssl_svm.solvers import linear
+
+    d = load("pcmac-svmlin")
+    r = split_r("pcmac-svmlin")
+
+    def fit(numpy):
+        if algo == "tsvm":
+            return tsvm_binary(d.X, d.y, 0.001, 1.0, 10000, r, numpy=numpy)
+        return da_binary(d.X, d.y, 0.001, 1.0, r, numpy=numpy)
+
+    ref = fit(False)
+    small = fit(True)
+    assert small.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert small.stats == pytest.approx(ref.stats, rel=1e-6, abs=1e-12)
+    assert np.array_equal(small.o > 0, ref.o > 0)
+    unit = d.X.nnz + d.X.shape[0] + d.X.shape[1] + 1
+    monkeypatch.setattr(linear, "NUMPY_WORK", 25 * unit)
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"):
+        moved = fit(True)
+    assert caplog.text.count("CG continues on numba after") == 1
+    assert moved.objective == pytest.approx(ref.objective, rel=1e-9)
+    np.testing.assert_array_equal(fit(True).w, moved.w)
 
 
 # --------------------------------------------------------------------------- real data

@@ -1,0 +1,99 @@
+"""tsvm's and da's per-row steps in numba (:mod:`solvers.s3vm`): the switching of labels, the
+annealing's probabilities and sums. :mod:`solvers.s3vm_numpy` holds the same functions without
+numba, for fits too small to pay numba's start-up; both compute the same values, up to the
+order in which sums are taken.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ssl_svm.solvers.jit import njit
+
+
+@njit(cache=True)
+def switch_labels(Y, o, unl, S):
+    """SVMlin's multiple switching: candidates are unlabeled rows labeled +1 with o < 1 (sorted
+    by o ascending) and labeled -1 with o > -1 (sorted by o descending); switch pairs from the
+    tops while o_pos < o_neg, at most S pairs. Returns the number of pairs switched."""
+    pos = np.empty(unl.size, np.int64)
+    neg = np.empty(unl.size, np.int64)
+    npos = 0
+    nneg = 0
+    for t in range(unl.size):
+        i = unl[t]
+        if Y[i] > 0.0 and o[i] < 1.0:
+            pos[npos] = i
+            npos += 1
+        elif Y[i] < 0.0 and -o[i] < 1.0:
+            neg[nneg] = i
+            nneg += 1
+    pos = pos[:npos]
+    neg = neg[:nneg]
+    pos = pos[np.argsort(o[pos], kind="mergesort")]
+    neg = neg[np.argsort(-o[neg], kind="mergesort")]
+    s = 0
+    while s < S and s < npos and s < nneg and o[pos[s]] < o[neg[s]]:
+        Y[pos[s]] = -1.0
+        Y[neg[s]] = 1.0
+        s += 1
+    return s
+
+
+@njit(cache=True)
+def _sigmoid(x):
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def balance_sums(g, T, nu):
+    """(Σ p_j, Σ p_j (1 - p_j)) for p_j = σ((ν - g_j)/T)."""
+    s = 0.0
+    ds = 0.0
+    for j in range(g.size):
+        p = _sigmoid((nu - g[j]) / T)
+        s += p
+        ds += p * (1.0 - p)
+    return s, ds
+
+
+@njit(cache=True)
+def probabilities(g, T, nu):
+    """p_j = σ((ν - g_j)/T)."""
+    p = np.empty(g.size)
+    for j in range(g.size):
+        p[j] = _sigmoid((nu - g[j]) / T)
+    return p
+
+
+@njit(cache=True)
+def _xlogy_ratio(a, b):
+    if a <= 0.0:
+        return 0.0
+    return a * math.log(a / b)
+
+
+@njit(cache=True)
+def kl_sum(p, q):
+    """Σ_j KL(Bernoulli(p_j) || Bernoulli(q_j)), with 0 log 0 = 0."""
+    s = 0.0
+    for j in range(p.size):
+        qj = min(max(q[j], 1e-300), 1.0 - 1e-16)
+        s += _xlogy_ratio(p[j], qj) + _xlogy_ratio(1.0 - p[j], 1.0 - qj)
+    return s
+
+
+@njit(cache=True)
+def entropy_sum(p):
+    """Σ_j of the Bernoulli(p_j) entropies (natural log)."""
+    s = 0.0
+    for j in range(p.size):
+        a = p[j]
+        if 0.0 < a < 1.0:
+            s -= a * math.log(a) + (1.0 - a) * math.log(1.0 - a)
+    return s
