@@ -13,7 +13,7 @@ iteration) and a projection to N machines: per call, compute / N + N × the meas
 (the client sends p to each worker and sums their vectors: a star, not a tree).
 
 Usage: python bench/bench_cluster.py TRAIN [--workers 2] [--threads 1] [-a tsvm] [-W 1e-3]
-       [--no-local] [--reps 1]
+       [--no-local] [--reps 1] [--log FILE]
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ def main() -> None:
     ap.add_argument("-W", dest="lam", default="1e-3")
     ap.add_argument("--no-local", action="store_true", help="skip the one-process run")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--log", help="write the cluster runs' stderr (--verbose) to this file")
     a = ap.parse_args()
 
     import distributed
@@ -95,6 +96,9 @@ def main() -> None:
         for rep in range(a.reps):
             wall, peak, r = peak_run([str(BIN / "ssl-train"), "--cluster",
                                       cluster.scheduler_address, *args, "/tmp/bench-c.model"])
+            if a.log:
+                with open(a.log, "a") as f:
+                    f.write(r.stderr)
             calls = int(re.search(r"(\d+) calls to the workers' blocks", r.stderr).group(1))
             d = int(re.search(r"n_features (\d+)", Path("/tmp/bench-c.model").read_text())
                     .group(1))

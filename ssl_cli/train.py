@@ -371,10 +371,9 @@ def _train_cluster(address, train, unlabeled_file, algo, params, folds, seed, ze
 
     t0 = time.perf_counter()
     client = connect(address)
-    blocks = None
-    try:
-        files = [(train, False)] + ([(unlabeled_file, True)] if unlabeled_file else [])
-        blocks = cluster.load(client, files, zero_based)
+
+    def work(blocks):
+        """The fit (or -v) on the blocks read, and the -l predictions written from them."""
         prepared = cluster.prepare(blocks, algo, train, unlabeled_label)
         log.info("%s: %s", algo.name, " ".join(f"{k}={fmt(v)}" for k, v in params.items()))
         log.info("%d labeled rows, classes %s%s; on %d workers", prepared.n_lab,
@@ -384,23 +383,30 @@ def _train_cluster(address, train, unlabeled_file, algo, params, folds, seed, ze
             if folds > prepared.n_lab:
                 raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
                                 f"(found {prepared.n_lab})")
-            acc = cluster.cross_validate(prepared, algo, params, folds, seed,
-                                         on_fold=lambda i, k: log.info("fold %d of %d",
-                                                                       i + 1, k))
-            click.echo(f"Cross Validation Accuracy = {100.0 * acc:g}%")
-            return
+            return cluster.cross_validate(prepared, algo, params, folds, seed,
+                                          on_fold=lambda i, k: log.info("fold %d of %d",
+                                                                        i + 1, k)), 0
         m = cluster.fit(prepared, algo, params)
+        if pred_out is None:
+            return m, 0
+        try:
+            return m, cluster.write_transductive(prepared, m, pred_out, values)
+        except cluster.WorkerLost as e:  # lines already written: no starting over
+            raise DataError(e.where, f"{e.message} while the -l predictions were written"
+                            ) from None
+
+    try:
+        files = [(train, False)] + ([(unlabeled_file, True)] if unlabeled_file else [])
+        m, n_pred = cluster.run(client, files, zero_based, work)
+        if folds is not None:
+            click.echo(f"Cross Validation Accuracy = {100.0 * m:g}%")
+            return
         if check != "none" and algo.uses_unlabeled:
             log.info("the check against the supervised svm is not run on a cluster fit (it "
                      "would train 10 more); compare with ssl-train -v --cluster")
         model_out.write(model_to_text(m))
-        n_pred = 0
-        if pred_out is not None:
-            n_pred = cluster.write_transductive(prepared, m, pred_out, values)
         outputs.commit()
     finally:
-        if blocks is not None:
-            blocks.close()
         client.close()
     if pred_out is not None:
         log.info("predictions for %d unlabeled rows written to %s", n_pred, transductive_file)

@@ -40,7 +40,16 @@ log = logging.getLogger("ssl.cluster")
 
 # the linear algorithms a cluster fit runs
 ALGORITHMS = ("rls", "svm", "tsvm", "da")
+# times a fit starts over after losing a worker (its rows read again on the workers left)
+RESTARTS = 3
+# how long a restart waits for the scheduler to list a live worker when none is left
+WORKER_WAIT = 10.0
 READ_BYTES = 1 << 22  # the line-counting pass reads ranges in pieces of this size
+
+
+class WorkerLost(DataError):
+    """A worker holding blocks of the fit went away (its connection broke): ``where`` is its
+    address. The rows it held are gone with it; :func:`run` reads them again elsewhere."""
 
 
 # --------------------------------------------------------------------------- on the workers
@@ -359,9 +368,8 @@ class ClusterBlocks:
             self.socks.append(sock)
 
     def _lost(self, h, e):
-        return DataError(self.addresses[h], f"the Dask worker was lost during the fit "
-                         f"({type(e).__name__}: {str(e) or 'no detail'}); its rows were only "
-                         "there, so the fit cannot go on: run it again")
+        return WorkerLost(self.addresses[h], f"the Dask worker was lost during the fit "
+                          f"({type(e).__name__}: {str(e) or 'no detail'})")
 
     def request(self, pairs) -> list:
         """Send (host, method, args) requests, all before any answer, then collect the
@@ -422,18 +430,29 @@ class ClusterBlocks:
                 pass
 
 
-def _workers(client) -> list[tuple[str, int]]:
-    info = client.scheduler_info()["workers"]
-    if not info:
-        raise DataError(client.scheduler.address, "the Dask cluster has no workers")
-    return sorted((addr, int(w.get("nthreads", 1))) for addr, w in info.items())
+def _workers(client, lost=frozenset(), wait: float = 0.0) -> list[tuple[str, int]]:
+    """(address, threads) of the scheduler's workers, those in ``lost`` left out (the
+    scheduler may list a dead worker for a while); waits up to ``wait`` seconds for one."""
+    deadline = time.monotonic() + wait
+    while True:
+        info = client.scheduler_info()["workers"]
+        live = sorted((addr, int(w.get("nthreads", 1))) for addr, w in info.items()
+                      if addr not in lost)
+        if live or time.monotonic() >= deadline:
+            break
+        time.sleep(0.5)
+    if not live:
+        raise DataError(client.scheduler.address, "the Dask cluster has no workers" +
+                        (f" left ({', '.join(sorted(lost))} lost)" if lost else ""))
+    return live
 
 
-def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info) -> ClusterBlocks:
-    """Read ``files`` [(path, all rows unlabeled)] onto the cluster's workers: one host per
-    worker, each file cut into one part per worker. Returns the blocks (widened to the widest
-    part), with ``summaries`` (per block) attached."""
-    workers = _workers(client)
+def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
+         lost=frozenset()) -> ClusterBlocks:
+    """Read ``files`` [(path, all rows unlabeled)] onto the cluster's workers (those not in
+    ``lost``): one host per worker, each file cut into one part per worker. Returns the blocks
+    (widened to the widest part), with ``summaries`` (per block) attached."""
+    workers = _workers(client, lost, WORKER_WAIT if lost else 0.0)
     W = len(workers)
     futs = [client.submit(BlockHost, nthreads, actor=True, workers=[addr],
                           allow_other_workers=False, pure=False) for addr, nthreads in workers]
@@ -502,6 +521,37 @@ def _ship(blocks, path, size, zero_based, unl, slot_of) -> list[dict]:
         blocks.layout.append((k, slot_of[k]))
         slot_of[k] += 1
     return blocks.request(reqs)
+
+
+def run(client, files: list[tuple[str, bool]], zero_based: bool, work, say=log.info):
+    """``work(blocks)`` on ``files`` read onto the cluster (:func:`load`), started over on the
+    workers left (the lost worker's rows read again there) when a worker is lost, at most
+    :data:`RESTARTS` times, each said as a warning. A fit is deterministic given the blocks,
+    so the result is the one a run on those workers alone gives: never a mix of two layouts.
+    Returns ``work``'s result; the blocks are released either way. A lost worker beyond the
+    restarts, or with none left, is the :class:`WorkerLost` (a one-line error)."""
+    lost: set[str] = set()
+    for attempt in range(RESTARTS + 1):
+        blocks = None
+        try:
+            blocks = load(client, files, zero_based, say, frozenset(lost))
+            return work(blocks)
+        except WorkerLost as e:
+            lost.add(e.where)
+            if attempt == RESTARTS:
+                raise WorkerLost(e.where, f"{e.message}; the fit was started over "
+                                 f"{RESTARTS} times after losing workers: giving up") from None
+            try:
+                left = len(_workers(client, frozenset(lost), WORKER_WAIT))
+            except DataError:
+                raise WorkerLost(e.where, f"{e.message}, and no worker is left to read its "
+                                 "rows again") from None
+            log.warning("%s: %s; its rows are read again on the %d worker%s left and the fit "
+                        "starts over (restart %d of at most %d)", e.where, e.message, left,
+                        "" if left == 1 else "s", attempt + 1, RESTARTS)
+        finally:
+            if blocks is not None:
+                blocks.close()
 
 
 # --------------------------------------------------------------------------- training

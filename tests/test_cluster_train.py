@@ -1,6 +1,7 @@
 """ssl-train --cluster on dask.distributed LocalClusters bound to 127.0.0.1: the rows stay on
 the workers (read there, or shipped), the model is the one-process model, errors are one line,
-a lost worker is an error that leaves the old model in place, and the workers' memory holds
+a lost worker's rows are read again on the workers left (an error that leaves the old model
+in place when none is left), and the workers' memory holds
 their part of the rows, not all of them."""
 
 import gzip
@@ -108,31 +109,78 @@ def test_usage_errors(extra, message):
     assert "give a file, not stdin" in r.stderr
 
 
-def test_a_lost_worker_is_an_error_and_the_old_model_stays(tmp):
+def _kill_mid_fit(client, p):
+    """Once ``p`` (an ssl-train --cluster process) says its fit is under way, SIGKILL the
+    process of the last worker (by pid). Returns the rest of p's stderr."""
+    for line in p.stderr:  # the fit is under way once the first switching step is said
+        if "λ_u step" in line or "Newton step" in line:
+            break
+    os.kill(sorted(client.run(os.getpid).values())[-1], signal.SIGKILL)
+    return p.stderr.read()
+
+
+def test_a_lost_workers_rows_are_read_again_and_the_fit_starts_over(tmp):
+    """A worker killed mid-fit: its rows are read again on the workers left, the fit starts
+    over there (said as a warning) and ends with the one-process model; -l too."""
+    data = shared("bench", "w8a-200", "train.svm")
+    args = ["-a", "tsvm", "-W", "1e-3", str(data)]
+    run("ssl-train", "-q", "--check", "none", *args, tmp / "local", "-l", tmp / "local.l",
+        check=0)
     c = local_cluster()
     client = distributed.Client(c)
     try:
+        (tmp / "m").write_text("old model\n")
+        p = subprocess.Popen([str(BIN / "ssl-train"), "--verbose", "--cluster",
+                              c.scheduler_address, *args, str(tmp / "m"), "-l", str(tmp / "l")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        err = _kill_mid_fit(client, p)
+        p.wait(timeout=300)
+        assert p.returncode == 0, err
+        said = [x for x in err.splitlines() if "was lost" in x]
+        assert len(said) == 1 and re.match(
+            r"ssl-train: warning: tcp://127\.0\.0\.1:\d+: the Dask worker was lost during "
+            r"the fit \(.*\); its rows are read again on the [12] workers? left and the fit "
+            r"starts over \(restart 1 of at most 3\)$", said[0]), err
+        assert "Traceback" not in err
+        model, local = (tmp / "m").read_text(), (tmp / "local").read_text()
+        np.testing.assert_allclose(stat(model, "objective"), stat(local, "objective"),
+                                   rtol=1e-9)
+        assert (tmp / "l").read_bytes() == (tmp / "local.l").read_bytes()
+    finally:
+        client.close()
+        c.close()
+
+
+def test_a_lost_worker_with_none_left_is_an_error_and_the_old_model_stays(tmp):
+    """The only worker (no nanny to restart it) killed mid-fit: nothing can read its rows
+    again; one line names it, exit 1, and the old model stays."""
+    c = local_cluster(0)
+    worker = subprocess.Popen([str(BIN / "dask"), "worker", c.scheduler_address, "--no-nanny",
+                               "--nthreads", "1", "--host", "127.0.0.1",
+                               "--no-dashboard"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    client = distributed.Client(c)
+    try:
+        client.wait_for_workers(1, timeout=60)
         (tmp / "m").write_text("old model\n")
         data = shared("bench", "w8a-200", "train.svm")
         p = subprocess.Popen([str(BIN / "ssl-train"), "-a", "tsvm", "-W", "1e-3", "--verbose",
                               "--cluster", c.scheduler_address, str(data), str(tmp / "m")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for line in p.stderr:  # the fit is under way once the first switching step is said
-            if "λ_u step" in line or "Newton step" in line:
-                break
-        victim = sorted(client.run(os.getpid).values())[1]
-        os.kill(victim, signal.SIGKILL)
-        err = p.stderr.read()
+        err = _kill_mid_fit(client, p)
         p.wait(timeout=300)
         assert p.returncode == 1, err
         last = err.strip().splitlines()[-1]
         assert re.match(r"ssl-train: error: tcp://127\.0\.0\.1:\d+: the Dask worker was lost "
-                        r"during the fit", last), err
+                        r"during the fit \(.*\), and no worker is left to read its rows "
+                        r"again$", last), err
         assert "Traceback" not in err
         assert (tmp / "m").read_text() == "old model\n"
     finally:
         client.close()
         c.close()
+        worker.kill()
+        worker.wait()
 
 
 def _binary_rows(path, rows, k, d, seed):
