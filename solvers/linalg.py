@@ -252,7 +252,6 @@ def apply_step(J, C, o, z, q, gamma):
     return omega_z
 
 
-@njit(cache=True)
 def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
          threads=1, forcing=0.0):
     """Seeded (preconditioned) conjugate gradient for the regularised least-squares problem
@@ -271,12 +270,17 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     Returns (converged, iterations). :func:`cgls_start` and :func:`cgls_steps` are the same
     computation in pieces (a caller between them can report progress).
     """
-    done, z, q, r, p, m_inv, buf, sc = cgls_start(indptr, indices, data, bias, Y, C, J, lam,
-                                                  beta, o, eps, precondition, threads, forcing)
+    # a plain function: the compiled pieces get the types the solvers pass (a cached compiled
+    # caller whose default arguments were left out compiled them a second time with numba's
+    # "omitted" types, and that cache, loaded in another process, crashed it)
+    done, z, q, r, p, m_inv, buf, sc = cgls_start(indptr, indices, data, float(bias), Y, C, J,
+                                                  float(lam), beta, o, float(eps),
+                                                  bool(precondition), int(threads),
+                                                  float(forcing))
     if done:
         return True, 0
-    status = cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_inv,
-                        buf, sc, itermax, itermax)
+    status = cgls_steps(indptr, indices, data, float(bias), C, J, float(lam), beta, o, z, q, r,
+                        p, m_inv, buf, sc, int(itermax), int(itermax))
     return status == CG_CONVERGED, int(sc[5])
 
 

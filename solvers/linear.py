@@ -64,11 +64,12 @@ class Routines:
     """
 
     def __init__(self, numpy: bool):
-        if numpy:
+        # a command's fits share one budget (runtime.numpy_work_left): when a check's folds
+        # or a path's fits add up to it, the rest start on numba, which runs them on all cores
+        self.left = runtime.numpy_work_left(NUMPY_WORK) if numpy else 0
+        if self.left > 0:
             self.la = linalg_numpy
-            self.left = NUMPY_WORK
         else:
-            self.left = 0
             self._start()
 
     def _start(self):
@@ -94,6 +95,7 @@ class Routines:
         cap = max(1, self.left // unit)
         opt, it = self.la.cgls(*a, min(itermax, cap), precondition, 1, forcing)
         self.left -= it * unit
+        runtime.spend_numpy_work(it * unit)
         if opt or it < cap or it >= itermax:
             return opt, it
         log.debug("CG continues on numba after %d iterations on numpy", it)

@@ -238,6 +238,43 @@ def history_free():
     return _flag_set(_history, "free")
 
 
+# units of CG work this process's fits have done on numpy (solvers.linear.Routines), outside
+# history_free(): a command's later fits (the check's folds, λ auto's) start on numba once
+# they add up to one fit's budget
+_numpy_spent = 0
+
+
+def numpy_work_left(budget: int) -> int:
+    """What a fit beginning on numpy may spend there: ``budget``, less what this process's
+    fits have spent before it unless inside :func:`history_free` (the library's fits each
+    have the whole budget)."""
+    if getattr(_history, "free", False):
+        return budget
+    return max(0, budget - _numpy_spent)
+
+
+def spend_numpy_work(units: int) -> None:
+    """Count ``units`` of a fit's numpy work against the process's (see
+    :func:`numpy_work_left`)."""
+    global _numpy_spent
+    if not getattr(_history, "free", False):
+        _numpy_spent += units
+
+
+# what numba's start costs a process before any work (its import, its target's set-up,
+# loading the linear kernels from the cache): measured 0.5-0.7 s on this project's machine
+NUMBA_START_SECONDS = 0.5
+
+
+def numpy_start_over() -> None:
+    """This process's later fits begin on numba: for a command whose fits together take
+    longer on numpy than numba's start (a fit and its check's cross-validation). Nothing
+    inside :func:`history_free` (the library's fits keep their own budgets)."""
+    global _numpy_spent
+    if not getattr(_history, "free", False):
+        _numpy_spent = sys.maxsize
+
+
 def numba_started_before() -> bool:
     """Whether numba runs in this process and may be used from a fit's start (see
     :func:`history_free`)."""

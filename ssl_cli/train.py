@@ -302,6 +302,7 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
                                             classes, unlabeled_label, codes)
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
     init = read_model(init_model) if init_model is not None else None
+    trust.expect_check(algo, data.y, check)
     tf = time.perf_counter()
     m = training.fit(algo, prepared, params, run, probability=probability, seed=seed,
                      init=init, init_source=init_model or "", verbose=verbose)

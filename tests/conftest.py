@@ -55,6 +55,13 @@ def ssl_train(*args, **kw):
     return run("ssl-train", "--check", "none", *args, **kw)
 
 
+@pytest.fixture(autouse=True)
+def fresh_numpy_budget(monkeypatch):
+    """Each test's in-process fits begin with the whole numpy budget of a fresh command
+    (solvers.runtime.numpy_work_left), whatever the tests before it in this process spent."""
+    monkeypatch.setattr(runtime, "_numpy_spent", 0)
+
+
 @pytest.fixture
 def tmp(tmp_path):
     return tmp_path

@@ -12,7 +12,7 @@ from scipy.optimize import minimize_scalar
 
 from ssl_svm.formats.svmlight import read_dataset
 from ssl_svm.solvers import linalg as la
-from ssl_svm.solvers import linalg_numpy, linear
+from ssl_svm.solvers import linalg_numpy, linear, runtime
 from ssl_svm.solvers.linear import l2svm_mfn, rls_cgls
 
 # the numba routines, and the numpy ones small fits begin on (solvers.linear.Routines)
@@ -225,7 +225,8 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
     C = np.ones(Y.size)
     lam = 1e-3
     f_exact = la.svm_objective(X, Y, C, lam, exact_l2svm(X, Y, C, lam), 1.0)
-    on_numpy = l2svm_mfn(X, Y, C, lam, numpy=True)
+    with runtime.history_free():  # a fit of its own: the whole numpy budget
+        on_numpy = l2svm_mfn(X, Y, C, lam, numpy=True)
     assert on_numpy.converged, on_numpy.reason
     assert abs(on_numpy.objective - f_exact) <= 1e-6 * f_exact, (on_numpy.objective, f_exact)
     r = l2svm_mfn(X, Y, C, lam)
@@ -320,18 +321,43 @@ def test_a_fit_moves_to_numba_after_its_numpy_work_budget(monkeypatch, caplog, f
     ref = l2svm_mfn(X, Y, C, 0.001, forcing=forcing)
     unit = X.nnz + X.shape[0] + X.shape[1] + 1
     monkeypatch.setattr(linear, "NUMPY_WORK", 25 * unit)  # 25 CG iterations on numpy
-    with caplog.at_level("DEBUG", logger="ssl.solver.linear"):
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"), runtime.history_free():
         r1 = l2svm_mfn(X, Y, C, 0.001, forcing=forcing, numpy=True)
-    assert "CG continues on numba after" in caplog.text
-    r2 = l2svm_mfn(X, Y, C, 0.001, forcing=forcing, numpy=True)
+        assert "CG continues on numba after" in caplog.text
+        r2 = l2svm_mfn(X, Y, C, 0.001, forcing=forcing, numpy=True)
     assert r1.converged and ref.converged
     assert r1.objective == pytest.approx(ref.objective, rel=1e-9)
     np.testing.assert_array_equal(r1.w, r2.w)
     caplog.clear()
-    with caplog.at_level("DEBUG", logger="ssl.solver.linear"):
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"), runtime.history_free():
         r = rls_cgls(X, Y, C, 0.001, numpy=True)
     assert "CG continues on numba after 25 iterations" in caplog.text
     assert r.objective == pytest.approx(rls_cgls(X, Y, C, 0.001).objective, rel=1e-9)
+
+
+def test_a_commands_fits_share_one_numpy_budget(monkeypatch, caplog):
+    """Outside history_free() (a command), numpy work adds up over a process's fits: once
+    they have spent NUMPY_WORK, the next begins on numba (a check's folds, a λ path); inside
+    it (the library), every fit has the whole budget."""
+    d = read_dataset(str(shared("bench", "pcmac-svmlin", "train.svm")))
+    lab = d.y != 0
+    X, Y = d.X[lab], d.y[lab]
+    C = np.ones(Y.size)
+    unit = X.nnz + X.shape[0] + X.shape[1] + 1
+    monkeypatch.setattr(linear, "NUMPY_WORK", 25 * unit)
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"):
+        first = l2svm_mfn(X, Y, C, 0.001, numpy=True)
+        assert "CG continues on numba after" in caplog.text
+        assert runtime.numpy_work_left(linear.NUMPY_WORK) == 0
+        caplog.clear()
+        second = l2svm_mfn(X, Y, C, 0.001, numpy=True)  # on numba from its start
+        assert "CG continues on numba" not in caplog.text
+        with runtime.history_free():
+            assert runtime.numpy_work_left(linear.NUMPY_WORK) == 25 * unit
+            third = l2svm_mfn(X, Y, C, 0.001, numpy=True)
+        assert "CG continues on numba after" in caplog.text
+    assert second.objective == pytest.approx(first.objective, rel=1e-9)
+    np.testing.assert_array_equal(third.w, first.w)  # the same path: numpy, then numba
 
 
 def test_small_fits_begin_on_numpy():
