@@ -55,17 +55,19 @@ class Routines:
     numba's start costs about 0.3 s (:mod:`solvers.linalg_numpy`), more than a whole small solve
     on numpy, but numpy's CG iterations are 2-6x slower (10x and more on a few hundred stored
     values, where scipy's call overhead dominates). With ``numpy`` a fit begins on numpy and
-    moves to numba for good once its CG iterations have done :data:`solvers.params.NUMPY_WORK`
-    units of work (a unit: a stored value, a row or a column touched): it has then spent about
-    numba's start-up on numpy, so it is never much more than twice the better choice's time.
-    The switch counts work, not seconds: a fit's iterates never depend on the machine's load.
-    One instance may serve several solves (tsvm's and da's retrainings share one budget); the
-    unit is that of each call's matrix.
+    moves to numba for good once CG iterations have done :data:`solvers.params.NUMPY_WORK`
+    units of work (a unit: a stored value, a row or a column touched) counted over all of a
+    command's fits (:func:`solvers.runtime.numpy_work_left`; a library fit, inside
+    ``history_free()``, has the whole budget to itself): it has then spent about numba's
+    start-up on numpy, so it is never much more than twice the better choice's time; a fit
+    that begins after the budget is spent begins on numba. The switch counts work, not
+    seconds: a fit's iterates never depend on the machine's load. One instance may serve
+    several solves (tsvm's and da's retrainings); the unit is that of each call's matrix.
     """
 
     def __init__(self, numpy: bool):
-        # a command's fits share one budget (runtime.numpy_work_left): when a check's folds
-        # or a path's fits add up to it, the rest start on numba, which runs them on all cores
+        # when a check's folds or a path's fits add up to the budget, the rest start on
+        # numba, which runs them on all cores
         self.left = runtime.numpy_work_left(NUMPY_WORK) if numpy else 0
         if self.left > 0:
             self.la = linalg_numpy
