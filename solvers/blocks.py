@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ssl_svm.solvers import linalg as la
+from ssl_svm.solvers import linalg_numpy as C0
 from ssl_svm.solvers import s3vm_jit
 
 
@@ -238,6 +239,26 @@ class Block:
         r = np.zeros(n)
         omega_z = la.xt_times(*P.a, self.bias, J, P.z, r, P.buf, P.par) if J.size else 0.0
         return int(J.size), diag, r, omega_z
+
+    def gram_rows(self, key) -> tuple:
+        """(Σ (m_i + 1)(m_i + 2)/2, Σ m_i, |J|) over the active rows (the exact solve's work)."""
+        P = self.p[key]
+        pairs, values = C0.row_pairs(P.a[0], P.J)
+        return pairs, values, int(P.J.size)
+
+    def gram(self, key) -> tuple:
+        """This block's part of the exact step's system: (X̃_Jᵀ C X̃_J, X̃_Jᵀ C Y_J)."""
+        P = self.p[key]
+        return la.gram_system(*P.a, self.bias, P.Ye, P.Ce, P.J, 0.0, self.Xv.shape[1])
+
+    def direct_check(self, key, beta, n_rows) -> tuple:
+        """ō = X̃β on the active rows, then :func:`solvers.linalg.gradient_parts` there (the
+        exact solve's residual test)."""
+        P = self.p[key]
+        P.ob[:] = P.o
+        la.outputs(*P.a, self.bias, beta, P.J, P.ob)
+        return la.gradient_parts(*P.a, self.bias, P.Ye, P.Ce, P.J, beta, P.ob,
+                                 math.sqrt(n_rows + 1.0))
 
     def cg_step(self, key, gamma, p) -> tuple:
         """Apply the step γ of the last product (ō_J += γq, z -= γCq; none when γ is None),

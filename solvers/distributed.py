@@ -72,9 +72,27 @@ def _sum(parts):
 
 # --------------------------------------------------------------------------- CGLS
 
-def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0):
+def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct=None,
+         bias=1.0):
     """:func:`solvers.linalg.cgls` over the blocks' active rows, from β (updated in place); the
-    blocks' ō tracks X̃β on their active rows. Returns (converged, iterations)."""
+    blocks' ō tracks X̃β on their active rows. Returns (converged, iterations). With
+    ``direct`` (:class:`solvers.linalg_numpy.DirectSolves`, the fit's), the step is solved
+    exactly when it says so, as :meth:`solvers.linear.Routines.cgls` does: the blocks' parts
+    of X̃_Jᵀ C X̃_J summed in block order, factored here."""
+    if direct is not None:
+        if direct.on or direct.last_cg:
+            parts = blocks.call("gram_rows", key)
+            pairs, values = _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
+            rows = sum(p[2] for p in parts)
+        else:
+            pairs = values = 0.0
+            rows = 1
+        if direct.wants(pairs, values, rows, beta.size) and _solve(blocks, key, lam, beta, eps,
+                                                                   rows, bias):
+            return True, 0
+        opt, it = cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing)
+        direct.cg_done(it)
+        return opt, it
     n = beta.size
     parts = blocks.call("cg_start", key, bool(precondition))
     if sum(p[0] for p in parts) == 0:
@@ -133,6 +151,24 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0):
         rho = rho_new
         p = p_next
         omega_p = float(p @ p)
+
+
+def _solve(blocks, key, lam, beta, eps, rows, bias) -> bool:
+    """β = the step's exact solution and the blocks' ō = X̃β on J, when it passes CG's residual
+    test (else β stays, for CG)."""
+    parts = blocks.call("gram", key)
+    H = _sum([p[0] for p in parts])
+    H[np.diag_indices_from(H)] += lam
+    x = C0.solve_spd(H, _sum([p[1] for p in parts]))
+    if x is None:
+        return False
+    parts = blocks.call("direct_check", key, x, rows)
+    gg, zz, ff = C0.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
+                                    _sum([p[2] for p in parts]), rows, bias, lam, x)
+    if gg <= eps * eps * zz or gg <= ff:
+        beta[:] = x
+        return True
+    return False
 
 
 # --------------------------------------------------------------------------- line search
@@ -199,12 +235,16 @@ def line_search(blocks, key, lam, w, w_bar) -> float:
 # --------------------------------------------------------------------------- MFN
 
 def mfn(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX, w0=None,
-        keep_outputs=False, tag="", precondition=True, forcing=0.0) -> LinearResult:
+        keep_outputs=False, tag="", precondition=True, forcing=0.0,
+        direct=None) -> LinearResult:
     """:func:`solvers.linear.l2svm_mfn` on problem ``key`` of the blocks: w0 seeds w (the
     blocks' outputs o are computed from it, or kept as they are with ``keep_outputs``: a
     switching or annealing step whose o is X̃w0 already). The result's o is None (the outputs
-    stay on the blocks)."""
+    stay on the blocks). ``direct``: the fit's :class:`solvers.linalg_numpy.DirectSolves`
+    (a new one when None), as :func:`solvers.linear.l2svm_mfn`'s routines hold it."""
     n = blocks.d + 1
+    if direct is None:
+        direct = C0.DirectSolves()
     cold = w0 is None
     w = np.zeros(n) if cold else np.array(w0, dtype=np.float64)
     if not keep_outputs:
@@ -231,7 +271,8 @@ def mfn(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX, w0=None,
     while it < max_iter:
         it += 1
         w_bar = w.copy()
-        opt, cg_it = cgls(blocks, key, lam, w_bar, eps_cur, cgmax, precondition, forcing)
+        opt, cg_it = cgls(blocks, key, lam, w_bar, eps_cur, cgmax, precondition, forcing,
+                          direct, bias)
         cg_total += cg_it
         agree = all(blocks.call("finish_bar", key, w_bar, eps_cur))
         cgmax = C0.CGITERMAX
@@ -364,7 +405,7 @@ def tsvm(blocks, counts, lam, lam_u, S, r, *, bias, eps=1e-6, max_iter=C0.MFNITE
     ``counts`` its labeled, positive and unlabeled rows). Returns (w, objective, stats)."""
     t0 = time.perf_counter()
     l, u = counts["labeled"], counts["unlabeled"]
-    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag, direct=C0.DirectSolves())
     blocks.call("problem_supervised", "sup", 1.0, 1.0, False, 1.0 / l)
     sup = mfn(blocks, "sup", lam, **kw)
     if u == 0:
@@ -418,7 +459,7 @@ def da(blocks, counts, lam, lam_u, r, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX,
     """:func:`solvers.s3vm.da_binary` over the blocks. Returns (w, objective, stats)."""
     t0 = time.perf_counter()
     l, u = counts["labeled"], counts["unlabeled"]
-    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag)
+    kw = dict(bias=bias, eps=eps, max_iter=max_iter, tag=tag, direct=C0.DirectSolves())
     if u == 0:
         blocks.call("problem_supervised", "sup", 1.0, 1.0, False, 1.0 / l)
         sup = mfn(blocks, "sup", lam, **kw)

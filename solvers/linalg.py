@@ -688,3 +688,34 @@ def svm_objective(X, Y, C, lam, w, bias):
     o = X @ w[:-1] + bias * w[-1]
     h = np.maximum(0.0, 1.0 - Y * o)
     return 0.5 * lam * float(w @ w) + 0.5 * float(C @ (h * h))
+
+
+@njit(cache=True)
+def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
+    """(H, b) of a Newton step's system ``(λI + X̃_Jᵀ C_J X̃_J) β = X̃_Jᵀ C_J Y_J`` (X̃ = [X, bias]:
+    n_cols + 1 unknowns, the bias last), H dense: the lower triangle summed over J's rows in
+    order (the same sums whatever the threads), then mirrored. Costs Σ_{i∈J} (m_i + 1)(m_i + 2)/2
+    for rows of m_i values."""
+    n = n_cols + 1
+    H = np.zeros((n, n))
+    b = np.zeros(n)
+    for t in range(J.size):
+        i = J[t]
+        c = C[i]
+        lo = U(indptr[i])
+        hi = U(indptr[i + 1])
+        cy = c * Y[i]
+        for k in range(lo, hi):
+            a = U(indices[k])
+            xa = c * data[k]
+            b[a] += cy * data[k]
+            for k2 in range(lo, k + 1):
+                H[a, U(indices[k2])] += xa * data[k2]
+            H[n - 1, a] += xa * bias
+        H[n - 1, n - 1] += c * bias * bias
+        b[n - 1] += cy * bias
+    for a in range(n):
+        H[a, a] += lam
+        for a2 in range(a):
+            H[a2, a] = H[a, a2]
+    return H, b

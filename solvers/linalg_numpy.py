@@ -241,3 +241,68 @@ def squared_loss(Y, o, C):
     """1/2 Σ_i C_i (Y_i - o_i)²."""
     e = Y - o
     return 0.5 * float(C @ (e * e))
+
+
+def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
+    """:func:`solvers.linalg.gram_system` on scipy: (H, b) of ``(λI + X̃_Jᵀ C_J X̃_J) β =
+    X̃_Jᵀ C_J Y_J`` for n_cols + 1 unknowns (the bias last)."""
+    n = n_cols + 1
+    XJ = _rows(_matrix(indptr, indices, data, n), J)
+    CJ = C[J]
+    H = np.empty((n, n))
+    H[:-1, :-1] = (XJ.T @ XJ.multiply(CJ[:, None]).tocsr()).toarray()
+    col = XJ.T @ CJ
+    H[-1, :-1] = bias * col
+    H[:-1, -1] = bias * col
+    H[-1, -1] = bias * bias * CJ.sum()
+    H[np.diag_indices(n)] += lam
+    b = np.empty(n)
+    _xt(XJ.T.tocsr(), CJ * Y[J], bias, b)
+    return H, b
+
+
+class DirectSolves:
+    """Whether a fit's Newton steps are solved exactly, by the Cholesky factor of
+    ``λI + X̃_Jᵀ C_J X̃_J``, rather than by CG. An exact solve costs Σ (m_i + 1)(m_i + 2)/2 over
+    the active rows (m_i values each) for the matrix, n³/6 for its factor and 2n² for the
+    two triangular solves; a CG iteration about 2·(values + rows) + 6n. Once the last CG
+    solve's iterations cost more than an exact solve would, the fit's later steps are exact
+    (for good: few columns, where CG takes up to more iterations than there are unknowns).
+    The choice counts work, not seconds, so a fit's iterates never depend on the machine; one
+    instance serves a fit's retrainings (tsvm, da), in one process and on a cluster alike."""
+
+    def __init__(self):
+        self.on = False
+        self.last_cg = 0
+
+    def wants(self, pairs: float, values: float, rows: int, n: int) -> bool:
+        """Whether this step is solved exactly: ``pairs`` = Σ (m_i + 1)(m_i + 2)/2 and
+        ``values`` = Σ m_i over the ``rows`` active rows, n unknowns."""
+        if rows == 0 or not (self.on or self.last_cg):
+            return False
+        if not self.on:
+            gram = pairs + n ** 3 / 6.0 + 2.0 * n * n
+            self.on = self.last_cg * (2.0 * (values + rows) + 6.0 * n) > gram
+        return self.on
+
+    def cg_done(self, iterations: int) -> None:
+        self.last_cg = iterations
+
+
+def row_pairs(indptr, J) -> tuple[float, float]:
+    """(Σ (m_i + 1)(m_i + 2)/2, Σ m_i) over rows J of m_i stored values (exact in float64)."""
+    m = (indptr[J + 1] - indptr[J]).astype(np.float64)
+    return float(((m + 1.0) * (m + 2.0)).sum()) / 2.0, float(m.sum())
+
+
+def solve_spd(H, b):
+    """The solution of H x = b for a symmetric positive definite H by its Cholesky factor
+    (LAPACK), or None when H is not numerically positive definite or x is not finite."""
+    import scipy.linalg  # only a fit on few columns needs it
+
+    try:
+        x = scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, lower=True, check_finite=False),
+                                   b, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    return x if np.isfinite(x).all() else None

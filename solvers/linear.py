@@ -66,6 +66,7 @@ class Routines:
     """
 
     def __init__(self, numpy: bool):
+        self.direct = linalg_numpy.DirectSolves()
         # when a check's folds or a path's fits add up to the budget, the rest start on
         # numba, which runs them on all cores
         self.left = runtime.numpy_work_left(NUMPY_WORK) if numpy else 0
@@ -85,11 +86,45 @@ class Routines:
         """Whether the routines are numba's (from the start, or since the work outgrew numpy)."""
         return self.la is not linalg_numpy
 
+    def _solve(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps):
+        """β = the step's exact solution, o[J] = X̃_J β; True when it passes CG's own residual
+        test (else β and o are as they were, for CG)."""
+        n = beta.size
+        H, b = self.la.gram_system(indptr, indices, data, bias, Y, C, J, lam, n - 1)
+        x = linalg_numpy.solve_spd(H, b)
+        if x is None:
+            return False
+        oJ = o[J]
+        beta_start = beta.copy()
+        beta[:] = x
+        self.la.outputs(indptr, indices, data, bias, beta, J, o)
+        gg, zz, ff = self.la.gradient_norms(indptr, indices, data, bias, Y, C, J, lam, beta, o)
+        if gg <= eps * eps * zz or gg <= ff:
+            return True
+        beta[:] = beta_start  # (a matrix too ill-conditioned for its factor: CG from the start)
+        o[J] = oJ
+        return False
+
     def cgls(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
              precondition, forcing=0.0):
         """:func:`solvers.linalg.cgls` (β and o[J] updated in place; returns (converged,
         iterations)) on numpy up to the work left, then continued on numba from the iterate
-        reached (CG restarted there)."""
+        reached (CG restarted there). On few columns, once CG costs more than an exact solve
+        (:class:`solvers.linalg_numpy.DirectSolves`), by Cholesky: 0 iterations."""
+        if self.direct.on or self.direct.last_cg:
+            pairs, values = linalg_numpy.row_pairs(indptr, J)
+        else:
+            pairs = values = 0.0
+        if self.direct.wants(pairs, values, J.size, beta.size):
+            if self._solve(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps):
+                return True, 0
+        opt, it = self._cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
+                             precondition, forcing)
+        self.direct.cg_done(it)
+        return opt, it
+
+    def _cgls(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
+              precondition, forcing=0.0):
         a = (indptr, indices, data, bias, Y, C, J, lam, beta, o, eps)
         unit = int(indptr[-1]) + indptr.size - 1 + beta.size  # values + rows + columns + 1
         if self.la is not linalg_numpy:

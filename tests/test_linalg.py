@@ -242,11 +242,16 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
 
 
 @pytest.mark.parametrize("lam,eps", [(0.5, 1e-6), (0.005, 1e-6), (0.005, 1e-3)])
-def test_truncated_newton_steps_reach_the_same_optimum_with_fewer_cg_iterations(lam, eps):
+def test_truncated_newton_steps_reach_the_same_optimum_with_fewer_cg_iterations(lam, eps,
+                                                                                monkeypatch):
     """`svm`'s forcing term (inexact Newton steps, as liblinear's TRON) on w8a: the optimum
-    of SVMlin's exact steps, about half the CG iterations; -a svm trains with it."""
+    of SVMlin's exact steps, about half the CG iterations; -a svm trains with it. (Steps by
+    CG throughout: on w8a's 300 columns the fit would otherwise solve them by Cholesky, see
+    test_exact_steps_reach_cgs_optimum.)"""
     from ssl_svm.solvers.linear import SVM_FORCING
     from ssl_svm.solvers.registry import ALGORITHMS
+
+    monkeypatch.setattr(linalg_numpy.DirectSolves, "wants", lambda *a: False)
 
     d = read_dataset(str(shared("datasets", "w8a", "w8a")))
     C = np.ones(d.y.size)
@@ -389,3 +394,49 @@ def test_svm_truncated_steps_reach_the_optimum_on_raw_pixels():
     truncated = l2svm_mfn(d.X, Y, C, lam, forcing=linear.SVM_FORCING)
     assert exact.converged and truncated.converged, truncated.reason
     assert truncated.objective == pytest.approx(exact.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("path", [("datasets", "w8a", "w8a"), ("datasets", "a9a", "a9a")])
+def test_exact_steps_reach_cgs_optimum(path, monkeypatch):
+    """On few columns a fit's Newton steps switch to exact solves (Cholesky of λI + X̃_Jᵀ C X̃_J)
+    once CG costs more: the optimum of CG's steps to 1e-9, the same labels, and most steps
+    without a CG iteration."""
+    d = read_dataset(str(shared(*path)))
+    lab = d.y != 0
+    X, y = d.X[lab], d.y[lab]
+    C = np.ones(y.size)
+    direct = l2svm_mfn(X, y, C, 1e-3)
+    monkeypatch.setattr(linalg_numpy.DirectSolves, "wants", lambda *a: False)
+    cg = l2svm_mfn(X, y, C, 1e-3)
+    assert direct.converged and cg.converged
+    assert direct.objective == pytest.approx(cg.objective, rel=1e-9)
+    assert direct.cg_iterations < 0.5 * cg.cg_iterations, (direct.cg_iterations,
+                                                           cg.cg_iterations)
+    np.testing.assert_array_equal(np.sign(direct.o), np.sign(cg.o))
+
+
+def test_gram_system_and_exact_solve():
+    """(H, b) of the step's system, numba and numpy alike, against the dense formula; an H
+    that is not positive definite is no solution (CG then takes the step)."""
+    from ssl_svm.solvers import linalg
+    from ssl_svm.solvers.linear import Routines
+
+    X, Y, C = random_problem(7, 30, 6)
+    J = np.array([0, 3, 4, 9, 10, 17, 29], dtype=np.int64)
+    Xt = np.hstack([X.toarray(), np.full((30, 1), 2.5)])[J]
+    H0 = 0.3 * np.eye(7) + Xt.T @ (C[J, None] * Xt)
+    b0 = Xt.T @ (C[J] * Y[J])
+    a = (X.indptr, X.indices, X.data, 2.5, Y, C, J, 0.3, 6)
+    for H, b in (linalg.gram_system(*a), linalg_numpy.gram_system(*a)):
+        np.testing.assert_allclose(H, H0, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(b, b0, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(linalg_numpy.solve_spd(H0, b0), np.linalg.solve(H0, b0),
+                               rtol=1e-10)
+    assert linalg_numpy.solve_spd(np.diag([1.0, 0.0, -1.0]), np.ones(3)) is None
+    # an exact solve that fails leaves β and o as they were, for CG
+    r = Routines(numpy=True)
+    beta, o = np.full(7, 0.5), np.full(30, 0.25)
+    Xz = X.copy()
+    Xz.data[:] = 0.0  # every column zero: with λ = 0, H is 0 but for the bias
+    assert not r._solve(Xz.indptr, Xz.indices, Xz.data, 0.0, Y, C, J, 0.0, beta, o, 1e-6)
+    assert (beta == 0.5).all() and (o == 0.25).all()
