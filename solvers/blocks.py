@@ -247,9 +247,10 @@ class Block:
         return pairs, values, int(P.J.size)
 
     def gram(self, key) -> tuple:
-        """This block's part of the exact step's system: (X̃_Jᵀ C X̃_J, X̃_Jᵀ C Y_J)."""
+        """This block's part of the exact step's system: (X̃_Jᵀ C X̃_J, X̃_Jᵀ C Y_J, |J|)."""
         P = self.p[key]
-        return la.gram_system(*P.a, self.bias, P.Ye, P.Ce, P.J, 0.0, self.Xv.shape[1])
+        H, b = la.gram_system(*P.a, self.bias, P.Ye, P.Ce, P.J, 0.0, self.Xv.shape[1])
+        return H, b, int(P.J.size)
 
     def direct_check(self, key, beta, n_rows) -> tuple:
         """ō = X̃β on the active rows, then :func:`solvers.linalg.gradient_parts` there (the

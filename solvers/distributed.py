@@ -80,15 +80,11 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct
     exactly when it says so, as :meth:`solvers.linear.Routines.cgls` does: the blocks' parts
     of X̃_Jᵀ C X̃_J summed in block order, factored here."""
     if direct is not None:
-        if direct.on or direct.last_cg:
+        if direct.deciding:
             parts = blocks.call("gram_rows", key)
-            pairs, values = _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
-            rows = sum(p[2] for p in parts)
-        else:
-            pairs = values = 0.0
-            rows = 1
-        if direct.wants(pairs, values, rows, beta.size) and _solve(blocks, key, lam, beta, eps,
-                                                                   rows, bias):
+            direct.decide(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
+                          sum(p[2] for p in parts), beta.size)
+        if direct.on and _solve(blocks, key, lam, beta, eps, bias):
             return True, 0
         opt, it = cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing)
         direct.cg_done(it)
@@ -153,10 +149,13 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct
         omega_p = float(p @ p)
 
 
-def _solve(blocks, key, lam, beta, eps, rows, bias) -> bool:
+def _solve(blocks, key, lam, beta, eps, bias) -> bool:
     """β = the step's exact solution and the blocks' ō = X̃β on J, when it passes CG's residual
-    test (else β stays, for CG)."""
+    test (else β stays, for CG; and with no active row, CG's own answer)."""
     parts = blocks.call("gram", key)
+    rows = sum(p[2] for p in parts)
+    if rows == 0:
+        return False
     H = _sum([p[0] for p in parts])
     H[np.diag_indices_from(H)] += lam
     x = C0.solve_spd(H, _sum([p[1] for p in parts]))

@@ -275,15 +275,18 @@ class DirectSolves:
         self.on = False
         self.last_cg = 0
 
-    def wants(self, pairs: float, values: float, rows: int, n: int) -> bool:
-        """Whether this step is solved exactly: ``pairs`` = Σ (m_i + 1)(m_i + 2)/2 and
-        ``values`` = Σ m_i over the ``rows`` active rows, n unknowns."""
-        if rows == 0 or not (self.on or self.last_cg):
-            return False
-        if not self.on:
+    @property
+    def deciding(self) -> bool:
+        """Whether the next step's work figures are wanted (a CG solve done, not yet exact)."""
+        return not self.on and self.last_cg > 0
+
+    def decide(self, pairs: float, values: float, rows: int, n: int) -> None:
+        """Exact from this step on when the last CG solve cost more than an exact one would:
+        ``pairs`` = Σ (m_i + 1)(m_i + 2)/2 and ``values`` = Σ m_i over the ``rows`` active
+        rows (none: no decision), n unknowns."""
+        if rows and self.deciding:
             gram = pairs + n ** 3 / 6.0 + 2.0 * n * n
             self.on = self.last_cg * (2.0 * (values + rows) + 6.0 * n) > gram
-        return self.on
 
     def cg_done(self, iterations: int) -> None:
         self.last_cg = iterations

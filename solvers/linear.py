@@ -111,13 +111,11 @@ class Routines:
         iterations)) on numpy up to the work left, then continued on numba from the iterate
         reached (CG restarted there). On few columns, once CG costs more than an exact solve
         (:class:`solvers.linalg_numpy.DirectSolves`), by Cholesky: 0 iterations."""
-        if self.direct.on or self.direct.last_cg:
-            pairs, values = linalg_numpy.row_pairs(indptr, J)
-        else:
-            pairs = values = 0.0
-        if self.direct.wants(pairs, values, J.size, beta.size):
-            if self._solve(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps):
-                return True, 0
+        if self.direct.deciding:
+            self.direct.decide(*linalg_numpy.row_pairs(indptr, J), J.size, beta.size)
+        if self.direct.on and J.size and self._solve(indptr, indices, data, bias, Y, C, J, lam,
+                                                     beta, o, eps):
+            return True, 0
         opt, it = self._cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
                              precondition, forcing)
         self.direct.cg_done(it)

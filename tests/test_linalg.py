@@ -251,7 +251,7 @@ def test_truncated_newton_steps_reach_the_same_optimum_with_fewer_cg_iterations(
     from ssl_svm.solvers.linear import SVM_FORCING
     from ssl_svm.solvers.registry import ALGORITHMS
 
-    monkeypatch.setattr(linalg_numpy.DirectSolves, "wants", lambda *a: False)
+    monkeypatch.setattr(linalg_numpy.DirectSolves, "decide", lambda *a: None)
 
     d = read_dataset(str(shared("datasets", "w8a", "w8a")))
     C = np.ones(d.y.size)
@@ -406,7 +406,7 @@ def test_exact_steps_reach_cgs_optimum(path, monkeypatch):
     X, y = d.X[lab], d.y[lab]
     C = np.ones(y.size)
     direct = l2svm_mfn(X, y, C, 1e-3)
-    monkeypatch.setattr(linalg_numpy.DirectSolves, "wants", lambda *a: False)
+    monkeypatch.setattr(linalg_numpy.DirectSolves, "decide", lambda *a: None)
     cg = l2svm_mfn(X, y, C, 1e-3)
     assert direct.converged and cg.converged
     assert direct.objective == pytest.approx(cg.objective, rel=1e-9)
