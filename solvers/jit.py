@@ -19,7 +19,9 @@ that, when the source folder is not writable, uses
 
 Compiling the package's code on a first run takes up to a minute. numba announces each cache
 miss with a ``numba:compile`` event; the first one of a process calls :data:`notice` with a
-line saying so (and where the cache goes, when not beside the source), once.
+line saying so (and where the cache goes, when not beside the source), once. The time spent
+holding numba's compiler lock (compiling, or loading from the cache) is counted as one-time
+work (:class:`ssl_svm.solvers.runtime.WarmClock`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 
 import numba
 from numba.core import caching, event
@@ -248,6 +251,30 @@ class _CompileNotice(event.Listener):
         pass
 
 
+class _CompilerTime(event.Listener):
+    """Counts the time this process's threads hold (or wait for) numba's compiler lock, which
+    covers compiling and loading compiled code from the cache, as one-time work
+    (:func:`ssl_svm.solvers.runtime.add_one_time`); the lock is re-entrant, so only a
+    thread's outermost hold counts."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def on_start(self, ev):
+        depth = getattr(self._local, "depth", 0)
+        if depth == 0:
+            self._local.t0 = time.perf_counter()
+        self._local.depth = depth + 1
+
+    def on_end(self, ev):
+        depth = getattr(self._local, "depth", 0) - 1
+        self._local.depth = max(0, depth)
+        if depth == 0:
+            from ssl_svm.solvers import runtime
+
+            runtime.add_one_time(time.perf_counter() - self._local.t0)
+
+
 _installed = False
 _install_lock = threading.Lock()
 
@@ -263,6 +290,7 @@ def install() -> None:
         if PackageCacheLocator not in classes:
             classes.insert(0, PackageCacheLocator)
         event.register("numba:compile", _CompileNotice())
+        event.register("numba:compiler_lock", _CompilerTime())
         _installed = True
 
 

@@ -41,6 +41,7 @@ import os
 import sys
 import sysconfig
 import threading
+import time
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 PROC_CGROUP = "/proc/self/cgroup"
@@ -281,6 +282,46 @@ def numba_started_before() -> bool:
     return "numba" in sys.modules and not getattr(_history, "free", False)
 
 
+# seconds this process has spent on work done once per process: numba's compiler (compiling,
+# or loading compiled code from the cache: :mod:`ssl_svm.solvers.jit` times its lock) and
+# :func:`start_numba`'s imports and thread pool
+_one_time = 0.0
+_one_time_lock = threading.Lock()
+
+
+def add_one_time(seconds: float) -> None:
+    """Count ``seconds`` of one-time work (see :func:`one_time_seconds`)."""
+    global _one_time
+    with _one_time_lock:
+        _one_time += max(0.0, seconds)
+
+
+def one_time_seconds() -> float:
+    """The seconds this process has spent so far on work it does once: numba's compiler
+    (compiling or loading from the cache) and starting numba. A fit's time less what this
+    grew by during it is what the same fit takes again (:class:`WarmClock`)."""
+    return _one_time
+
+
+class WarmClock:
+    """``with WarmClock() as c: …`` then ``c.seconds``: the block's wall time less the one-time
+    work done inside it (:func:`one_time_seconds`), so what the block would take when run
+    again in this process. A first fit on a cold numba cache compiles for up to a minute; the
+    check after a fit estimates its folds' time from this, not from the compile."""
+
+    seconds = 0.0
+
+    def __enter__(self):
+        self._t0 = time.perf_counter()
+        self._o0 = one_time_seconds()
+        return self
+
+    def __exit__(self, *exc):
+        elapsed = time.perf_counter() - self._t0
+        self.seconds = max(0.0, elapsed - (one_time_seconds() - self._o0))
+        return False
+
+
 # threads a numba pool that starts inside thread_limit() is held to (in the thread that set it)
 _limit = threading.local()
 
@@ -336,7 +377,7 @@ def start_numba(modules=(), what: str = "") -> None:
     compile_label = compile_label or what
     if tuple(modules) in _started:
         return
-    with start_guard():
+    with WarmClock() as clock, start_guard():
         for name in modules:
             importlib.import_module(name)
         import numba
@@ -345,6 +386,7 @@ def start_numba(modules=(), what: str = "") -> None:
         held = getattr(_limit, "threads", None)
         if held is not None:
             numba.set_num_threads(min(held, numba.config.NUMBA_NUM_THREADS))
+    add_one_time(clock.seconds)
     _started.add(tuple(modules))
 
 

