@@ -298,14 +298,39 @@ def row_pairs(indptr, J) -> tuple[float, float]:
     return float(((m + 1.0) * (m + 2.0)).sum()) / 2.0, float(m.sum())
 
 
+# the order up to which solve_spd factors on one BLAS thread: OpenBLAS splits a Cholesky of
+# order 301 (w8a's Newton system) over its threads, which costs more than it gains (1.9 ms on 2
+# threads against 0.7 ms on one, order 601: 16 ms against 3.2 ms, with another job on the
+# machine), and it ran with two BLAS threads under NUMBA_NUM_THREADS=1
+SERIAL_FACTOR_ORDER = 1024
+_blas = None  # threadpoolctl's handle on the process's BLAS libraries, made at the first use
+
+
+def one_blas_thread():
+    """A context in which the BLAS libraries loaded in this process run on one thread (put
+    back afterwards; 0.06 ms a use, 5 ms the first time)."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    return _blas.limit(limits=1, user_api="blas")
+
+
 def solve_spd(H, b):
     """The solution of H x = b for a symmetric positive definite H by its Cholesky factor
-    (LAPACK), or None when H is not numerically positive definite or x is not finite."""
+    (LAPACK; on one BLAS thread up to order SERIAL_FACTOR_ORDER), or None when H is not
+    numerically positive definite or x is not finite."""
+    import contextlib
+
     import scipy.linalg  # only a fit on few columns needs it
 
+    serial = H.shape[0] <= SERIAL_FACTOR_ORDER
     try:
-        x = scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, lower=True, check_finite=False),
-                                   b, check_finite=False)
+        with one_blas_thread() if serial else contextlib.nullcontext():
+            x = scipy.linalg.cho_solve(
+                scipy.linalg.cho_factor(H, lower=True, check_finite=False), b,
+                check_finite=False)
     except np.linalg.LinAlgError:
         return None
     return x if np.isfinite(x).all() else None

@@ -433,6 +433,23 @@ def test_gram_system_and_exact_solve():
     np.testing.assert_allclose(linalg_numpy.solve_spd(H0, b0), np.linalg.solve(H0, b0),
                                rtol=1e-10)
     assert linalg_numpy.solve_spd(np.diag([1.0, 0.0, -1.0]), np.ones(3)) is None
+    # the factor runs on one BLAS thread (OpenBLAS's threads cost more than they gain at
+    # these orders, and NUMBA_NUM_THREADS=1 must mean one thread); the count is put back
+    import scipy.linalg
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    factor = scipy.linalg.cho_factor
+
+    def spy(*args, **kwargs):
+        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        return factor(*args, **kwargs)
+
+    with threadpool_limits(2, user_api="blas"), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(scipy.linalg, "cho_factor", spy)
+        linalg_numpy.solve_spd(H0, b0)
+        after = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+    assert seen == [{1}] and after == {2}
     # an exact solve that fails leaves β and o as they were, for CG
     r = Routines(numpy=True)
     beta, o = np.full(7, 0.5), np.full(30, 0.25)
