@@ -254,8 +254,9 @@ class _CompileNotice(event.Listener):
 class _CompilerTime(event.Listener):
     """Counts the time this process's threads hold (or wait for) numba's compiler lock, which
     covers compiling and loading compiled code from the cache, as one-time work
-    (:func:`ssl_svm.solvers.runtime.add_one_time`); the lock is re-entrant, so only a
-    thread's outermost hold counts."""
+    (:func:`ssl_svm.solvers.runtime.add_one_time`), with Python's garbage collector paused
+    (:func:`ssl_svm.solvers.runtime.gc_paused`: the compiler's objects made it run full
+    passes). The lock is re-entrant, so only a thread's outermost hold counts."""
 
     def __init__(self):
         self._local = threading.local()
@@ -263,6 +264,9 @@ class _CompilerTime(event.Listener):
     def on_start(self, ev):
         depth = getattr(self._local, "depth", 0)
         if depth == 0:
+            from ssl_svm.solvers import runtime
+
+            runtime.pause_gc()
             self._local.t0 = time.perf_counter()
         self._local.depth = depth + 1
 
@@ -273,6 +277,7 @@ class _CompilerTime(event.Listener):
             from ssl_svm.solvers import runtime
 
             runtime.add_one_time(time.perf_counter() - self._local.t0)
+            runtime.resume_gc()
 
 
 _installed = False

@@ -195,6 +195,51 @@ def test_a_warm_clock_leaves_out_compiling():
     assert runtime.one_time_seconds() == before and again.seconds < 0.01
 
 
+def test_the_collector_pauses_while_numba_compiles_and_comes_back_as_it_was():
+    """numba's compiler runs with the garbage collector paused (its objects made the collector
+    run full passes); afterwards the collector is as the host left it, on or off, and
+    overlapping pauses (threads) end with the last."""
+    import gc
+    import threading
+
+    import numba
+
+    from ssl_svm.solvers import jit
+
+    jit.install()
+    seen = []
+
+    @numba.njit(cache=False)
+    def twice(x):
+        return 2.0 * x
+
+    class Spy(numba.core.event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    with numba.core.event.install_listener("numba:compile", Spy()):
+        assert twice(1.0) == 2.0
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        with runtime.gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the host had it off: still off
+    finally:
+        gc.enable()
+    runtime.pause_gc()
+    other = threading.Thread(target=lambda: (runtime.pause_gc(), runtime.resume_gc()))
+    other.start()
+    other.join()
+    assert not gc.isenabled()  # the other thread's pause ended; this one's has not
+    runtime.resume_gc()
+    assert gc.isenabled()
+
+
 def test_the_compile_notice_comes_once_per_process_and_only_when_compiling(tmp):
     """A cache miss of a package function calls jit.notice once; a hit does not."""
     code = ("import numpy as np\n"
