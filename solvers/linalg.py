@@ -690,16 +690,30 @@ def svm_objective(X, Y, C, lam, w, bias):
     return 0.5 * lam * float(w @ w) + 0.5 * float(C @ (h * h))
 
 
+# gram_system's partial sums: at most this many, each over at least GRAM_CHUNK_WORK · n² of
+# the Σ (m_i + 1)(m_i + 2)/2 products (a part's own matrix costs about 2n² to clear and add)
+GRAM_CHUNKS = 8
+GRAM_CHUNK_WORK = 8.0
+
+
 @njit(cache=True)
-def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
-    """(H, b) of a Newton step's system ``(λI + X̃_Jᵀ C_J X̃_J) β = X̃_Jᵀ C_J Y_J`` (X̃ = [X, bias]:
-    n_cols + 1 unknowns, the bias last), H dense: the lower triangle summed over J's rows in
-    order (the same sums whatever the threads), then mirrored. Costs Σ_{i∈J} (m_i + 1)(m_i + 2)/2
-    for rows of m_i values."""
-    n = n_cols + 1
-    H = np.zeros((n, n))
-    b = np.zeros(n)
+def gram_chunks(indptr, J, n):
+    """How many partial sums :func:`gram_system` splits rows J into for n unknowns: 1 to
+    GRAM_CHUNKS, from the rows' work alone (never the threads), so the sums and their order
+    are the same on any machine."""
+    work = 0.0
     for t in range(J.size):
+        m = float(indptr[J[t] + 1] - indptr[J[t]])
+        work += (m + 1.0) * (m + 2.0) * 0.5
+    k = int(work / (GRAM_CHUNK_WORK * n * n))
+    return max(1, min(GRAM_CHUNKS, k, J.size))
+
+
+@njit(cache=True)
+def _gram_rows(indptr, indices, data, bias, Y, C, J, lo_t, hi_t, H, b):
+    """Adds rows J[lo_t:hi_t]'s lower triangle of X̃ᵀ C X̃ to H and X̃ᵀ C Y to b, in row order."""
+    n = b.size
+    for t in range(lo_t, hi_t):
         i = J[t]
         c = C[i]
         lo = U(indptr[i])
@@ -714,8 +728,32 @@ def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
             H[n - 1, a] += xa * bias
         H[n - 1, n - 1] += c * bias * bias
         b[n - 1] += cy * bias
+
+
+@njit(cache=True, parallel=True)
+def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
+    """(H, b) of a Newton step's system ``(λI + X̃_Jᵀ C_J X̃_J) β = X̃_Jᵀ C_J Y_J`` (X̃ = [X, bias]:
+    n_cols + 1 unknowns, the bias last), H dense: the lower triangle summed over consecutive
+    parts of J's rows (:func:`gram_chunks`; each part in row order, the parts on the threads),
+    the parts then added in order: the same sums whatever the threads. Then mirrored. Costs
+    Σ_{i∈J} (m_i + 1)(m_i + 2)/2 for rows of m_i values, plus 2n² a part."""
+    n = n_cols + 1
+    k = gram_chunks(indptr, J, n)
+    Hs = np.zeros((k, n, n))
+    bs = np.zeros((k, n))
+    size = (J.size + k - 1) // k
+    for c in prange(k):
+        _gram_rows(indptr, indices, data, bias, Y, C, J, min(J.size, c * size),
+                   min(J.size, (c + 1) * size), Hs[c], bs[c])
+    H = Hs[0]
+    b = bs[0]
+    for a in prange(n):
+        for c in range(1, k):
+            b[a] += bs[c, a]
+            for a2 in range(a + 1):
+                H[a, a2] += Hs[c, a, a2]
     for a in range(n):
         H[a, a] += lam
         for a2 in range(a):
             H[a2, a] = H[a, a2]
-    return H, b
+    return H.copy(), b.copy()

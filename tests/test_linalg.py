@@ -433,6 +433,27 @@ def test_gram_system_and_exact_solve():
     np.testing.assert_allclose(linalg_numpy.solve_spd(H0, b0), np.linalg.solve(H0, b0),
                                rtol=1e-10)
     assert linalg_numpy.solve_spd(np.diag([1.0, 0.0, -1.0]), np.ones(3)) is None
+    # many rows: the sum is split into parts (from the rows' work, never the threads); the
+    # same bytes on one thread and on two
+    import numba
+
+    Xb, Yb, Cb = random_problem(8, 400, 10, density=0.8)
+    Jb = np.arange(3, 400, dtype=np.int64)
+    ab = (Xb.indptr, Xb.indices, Xb.data, 1.5, Yb, Cb, Jb, 0.2, 10)
+    assert linalg.gram_chunks(Xb.indptr, Jb, 11) == linalg.GRAM_CHUNKS
+    Xt = np.hstack([Xb.toarray(), np.full((400, 1), 1.5)])[Jb]
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = linalg.gram_system(*ab)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = linalg.gram_system(*ab)
+    finally:
+        numba.set_num_threads(threads)
+    np.testing.assert_allclose(one[0], 0.2 * np.eye(11) + Xt.T @ (Cb[Jb, None] * Xt),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(one[1], Xt.T @ (Cb[Jb] * Yb[Jb]), rtol=1e-12, atol=1e-12)
+    assert one[0].tobytes() == two[0].tobytes() and one[1].tobytes() == two[1].tobytes()
     # the factor runs on one BLAS thread (OpenBLAS's threads cost more than they gain at
     # these orders, and NUMBA_NUM_THREADS=1 must mean one thread); the count is put back
     import scipy.linalg
