@@ -710,15 +710,16 @@ def gram_chunks(indptr, J, n):
 
 
 @njit(cache=True)
-def _gram_rows(indptr, indices, data, bias, Y, C, J, lo_t, hi_t, H, b):
-    """Adds rows J[lo_t:hi_t]'s lower triangle of X̃ᵀ C X̃ to H and X̃ᵀ C Y to b, in row order."""
+def gram_add(indptr, indices, data, bias, rows, w, wy, lo_t, hi_t, H, b):
+    """Adds Σ_t w[t] x̃_i x̃_iᵀ (its lower triangle) to H and Σ_t wy[t] x̃_i to b, over
+    t = lo_t … hi_t - 1 in order, i = rows[t] (X̃ = [X, bias]; H and b of order n_cols + 1)."""
     n = b.size
     for t in range(lo_t, hi_t):
-        i = J[t]
-        c = C[i]
+        i = rows[t]
+        c = w[t]
+        cy = wy[t]
         lo = U(indptr[i])
         hi = U(indptr[i + 1])
-        cy = c * Y[i]
         for k in range(lo, hi):
             a = U(indices[k])
             xa = c * data[k]
@@ -741,10 +742,15 @@ def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
     k = gram_chunks(indptr, J, n)
     Hs = np.zeros((k, n, n))
     bs = np.zeros((k, n))
+    w = np.empty(J.size)
+    wy = np.empty(J.size)
+    for t in range(J.size):
+        w[t] = C[J[t]]
+        wy[t] = C[J[t]] * Y[J[t]]
     size = (J.size + k - 1) // k
     for c in prange(k):
-        _gram_rows(indptr, indices, data, bias, Y, C, J, min(J.size, c * size),
-                   min(J.size, (c + 1) * size), Hs[c], bs[c])
+        gram_add(indptr, indices, data, bias, J, w, wy, min(J.size, c * size),
+                 min(J.size, (c + 1) * size), Hs[c], bs[c])
     H = Hs[0]
     b = bs[0]
     for a in prange(n):

@@ -44,8 +44,54 @@ class LinearResult:
 
 
 def _csr(X) -> sp.csr_matrix:
-    """X as CSR without copying when it already is (the kernels need no sorted indices)."""
-    return X if isinstance(X, sp.csr_matrix) else sp.csr_matrix(X)
+    """X as CSR with each row's indices ascending, without copying when it already is (as the
+    reader and the estimators give it): the exact Newton steps' Gram sums a lower triangle."""
+    X = X if isinstance(X, sp.csr_matrix) else sp.csr_matrix(X)
+    return X if X.has_sorted_indices else X.sorted_indices()
+
+
+class GramCache:
+    """The last Newton system's X̃ᵀ W X̃ and X̃ᵀ W Y (lower triangle, λ left out) of one fit, with
+    each row's weight w_i = C_i and w_i Y_i on the active rows, 0 off them. The next system
+    differs in the rows whose weight or target changed (a Newton step's few rows entering or
+    leaving the active set, tsvm's switched pairs): those rows' differences are added, when
+    their work is at most half of summing all active rows, else it is summed anew (and after
+    UPDATES_MAX updates, so rounding cannot pile up). The same inputs give the same sums."""
+
+    UPDATES_MAX = 64
+
+    def __init__(self):
+        self.key = None
+
+    def system(self, la, indptr, indices, data, bias, Y, C, J, lam, n_cols):
+        """(H, b) as :func:`solvers.linalg.gram_system` gives them, by update when it pays."""
+        m = indptr.size - 1
+        w = np.zeros(m)
+        w[J] = C[J]
+        wy = np.zeros(m)
+        wy[J] = C[J] * Y[J]
+        rebuild = True
+        if (self.key is not None and self.key[0] is indptr and self.key[1] is indices
+                and self.key[2] is data and self.key[3] == bias and self.key[4] == n_cols
+                and self.updates < self.UPDATES_MAX):
+            D = np.flatnonzero((w != self.w) | (wy != self.wy))
+            if D.size == 0:
+                rebuild = False
+            elif (2.0 * linalg_numpy.row_pairs(indptr, D)[0]
+                  <= linalg_numpy.row_pairs(indptr, J)[0]):
+                la.gram_add(indptr, indices, data, bias, D, w[D] - self.w[D],
+                            wy[D] - self.wy[D], 0, D.size, self.H, self.b)
+                self.updates += 1
+                rebuild = False
+        if rebuild:
+            self.H, self.b = la.gram_system(indptr, indices, data, bias, Y, C, J, 0.0, n_cols)
+            self.key = (indptr, indices, data, bias, n_cols)
+            self.updates = 0
+        self.w, self.wy = w, wy
+        H = np.tril(self.H)
+        H += np.tril(self.H, -1).T
+        H[np.diag_indices_from(H)] += lam
+        return H, self.b.copy()
 
 
 class Routines:
@@ -67,6 +113,7 @@ class Routines:
 
     def __init__(self, numpy: bool):
         self.direct = linalg_numpy.DirectSolves()
+        self.gram = GramCache()
         # when a check's folds or a path's fits add up to the budget, the rest start on
         # numba, which runs them on all cores
         self.left = runtime.numpy_work_left(NUMPY_WORK) if numpy else 0
@@ -90,7 +137,10 @@ class Routines:
         """β = the step's exact solution, o[J] = X̃_J β; True when it passes CG's own residual
         test (else β and o are as they were, for CG)."""
         n = beta.size
-        H, b = self.la.gram_system(indptr, indices, data, bias, Y, C, J, lam, n - 1)
+        if self.numba:
+            H, b = self.gram.system(self.la, indptr, indices, data, bias, Y, C, J, lam, n - 1)
+        else:
+            H, b = self.la.gram_system(indptr, indices, data, bias, Y, C, J, lam, n - 1)
         x = linalg_numpy.solve_spd(H, b)
         if x is None:
             return False

@@ -454,6 +454,24 @@ def test_gram_system_and_exact_solve():
                                rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(one[1], Xt.T @ (Cb[Jb] * Yb[Jb]), rtol=1e-12, atol=1e-12)
     assert one[0].tobytes() == two[0].tobytes() and one[1].tobytes() == two[1].tobytes()
+    # one fit's systems: updated by the rows that changed, equal to the sums made anew
+    from ssl_svm.solvers.linear import GramCache
+
+    cache = GramCache()
+    rng = np.random.default_rng(3)
+    Yc, Cc = Yb.copy(), Cb.copy()
+    Jc = np.arange(400, dtype=np.int64)
+    for step in range(12):
+        Jc = np.sort(np.union1d(Jc[rng.random(Jc.size) > 0.03],
+                               rng.choice(400, 5, replace=False))).astype(np.int64)
+        Yc[rng.choice(400, 2, replace=False)] *= -1.0  # switched labels
+        if step == 6:
+            Cc[200:] *= 1.5  # a new λ′: most rows change, summed anew
+        H, b = cache.system(linalg, Xb.indptr, Xb.indices, Xb.data, 1.5, Yc, Cc, Jc, 0.2, 10)
+        H0, b0 = linalg.gram_system(Xb.indptr, Xb.indices, Xb.data, 1.5, Yc, Cc, Jc, 0.2, 10)
+        np.testing.assert_allclose(H, H0, rtol=1e-12, atol=1e-12 * np.abs(H0).max())
+        np.testing.assert_allclose(b, b0, rtol=1e-12, atol=1e-12 * np.abs(b0).max())
+        assert (cache.updates == 0) == (step in (0, 6))
     # the factor runs on one BLAS thread (OpenBLAS's threads cost more than they gain at
     # these orders, and NUMBA_NUM_THREADS=1 must mean one thread); the count is put back
     import scipy.linalg
@@ -478,3 +496,27 @@ def test_gram_system_and_exact_solve():
     Xz.data[:] = 0.0  # every column zero: with λ = 0, H is 0 but for the bias
     assert not r._solve(Xz.indptr, Xz.indices, Xz.data, 0.0, Y, C, J, 0.0, beta, o, 1e-6)
     assert (beta == 0.5).all() and (o == 0.25).all()
+
+
+def test_exact_steps_take_rows_whose_indices_are_not_sorted():
+    """The Newton system's Gram sums a lower triangle, so the solvers sort a row's indices
+    when a caller's CSR matrix has them out of order (the reader and the estimators give
+    them sorted): the fit is the sorted one's."""
+    from ssl_svm.solvers.linear import Routines, l2svm_mfn
+
+    X, Y, C = random_problem(11, 200, 8, density=0.5)
+    R = X.copy()
+    for i in range(R.shape[0]):
+        lo, hi = R.indptr[i], R.indptr[i + 1]
+        R.indices[lo:hi] = R.indices[lo:hi][::-1].copy()
+        R.data[lo:hi] = R.data[lo:hi][::-1].copy()
+    R.has_sorted_indices = False
+    assert (R.toarray() == X.toarray()).all() and not R.has_sorted_indices
+    fits = []
+    for M in (X, R):
+        routines = Routines(False)
+        routines.direct.on = True  # every step exact
+        fits.append(l2svm_mfn(M, Y, C, 0.1, routines=routines))
+    assert fits[0].cg_iterations == 0 and fits[1].cg_iterations == 0
+    assert fits[0].objective == pytest.approx(fits[1].objective, rel=1e-12)
+    np.testing.assert_allclose(fits[0].w, fits[1].w, rtol=1e-9, atol=1e-12)
