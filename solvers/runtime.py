@@ -314,8 +314,10 @@ def resume_gc() -> None:
 def gc_paused():
     """Inside the block (in any thread), Python's cyclic garbage collector does not run; it is
     put back as it was when the last such block ends. numba's import and its loading of
-    compiled code from the cache allocate some 200,000 objects that live on, and the collector
-    ran full passes over them: 0.1-0.3 s of CPU time of every command that starts numba."""
+    compiled code from the cache allocate some 180,000 objects that live on, and the collector
+    ran two full passes over them: numba's start alone took 0.94-1.14 s of CPU with them and
+    0.70-1.02 s without, beside other work (on a quiet whole lapsvm run the difference was
+    within the noise: 0.98x)."""
     pause_gc()
     try:
         yield
@@ -346,9 +348,10 @@ def one_time_seconds() -> float:
 
 class WarmClock:
     """``with WarmClock() as c: …`` then ``c.seconds``: the block's wall time less the one-time
-    work done inside it (:func:`one_time_seconds`), so what the block would take when run
-    again in this process. A first fit on a cold numba cache compiles for up to a minute; the
-    check after a fit estimates its folds' time from this, not from the compile."""
+    work done meanwhile (:func:`one_time_seconds`, counted over the process's threads), so
+    about what the block would take when run again in this process. A first fit on a cold
+    numba cache compiles for up to a minute; the check after a fit estimates its folds' time
+    from this, not from the compile."""
 
     seconds = 0.0
 
