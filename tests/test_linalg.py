@@ -520,3 +520,28 @@ def test_exact_steps_take_rows_whose_indices_are_not_sorted():
     assert fits[0].cg_iterations == 0 and fits[1].cg_iterations == 0
     assert fits[0].objective == pytest.approx(fits[1].objective, rel=1e-12)
     np.testing.assert_allclose(fits[0].w, fits[1].w, rtol=1e-9, atol=1e-12)
+
+
+def test_many_columns_take_two_passes_with_the_same_sums():
+    """Past TWO_PASS_COLUMNS columns the normal product and the gradient read the weights in
+    one pass and add into the result in another (one pass missed the cache on 100,000
+    columns): the same values as the formulas, and numba's gradient as numpy's."""
+    from ssl_svm.solvers import linalg
+
+    d = linalg.TWO_PASS_COLUMNS + 7_000
+    X, Y, C = random_problem(5, 300, d, density=20 / d)
+    rng = np.random.default_rng(5)
+    J = np.sort(rng.choice(300, 200, replace=False)).astype(np.int64)
+    p = rng.standard_normal(d + 1)
+    Xt = sp.hstack([X, np.full((300, 1), 1.5)]).tocsr()[J]
+    q = np.zeros(J.size)
+    buf = np.zeros((1, d + 1))
+    omega = linalg.normal_product(X.indptr, X.indices, X.data, 1.5, J, p, C, q, buf, False)
+    np.testing.assert_allclose(q, Xt @ p, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(buf[0], Xt.T @ (C[J] * (Xt @ p)), rtol=1e-12, atol=1e-12)
+    assert omega == pytest.approx(float(C[J] @ (Xt @ p) ** 2), rel=1e-12)
+    w = rng.standard_normal(d + 1)
+    o = np.asarray(sp.hstack([X, np.full((300, 1), 1.5)]).tocsr() @ w)
+    a = (X.indptr, X.indices, X.data, 1.5, Y, C, J, 0.3, w, o)
+    np.testing.assert_allclose(linalg.gradient_norms(*a), linalg_numpy.gradient_norms(*a),
+                               rtol=1e-10)
