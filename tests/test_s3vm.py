@@ -174,6 +174,21 @@ def test_numpy_steps_equal_the_numba_ones(seed):
         Y1, Y2 = Y0.copy(), Y0.copy()
         assert s3vm_numpy.switch_labels(Y2, o, unl, S) == s3vm_jit.switch_labels(Y1, o, unl, S)
         np.testing.assert_array_equal(Y2, Y1)
+    if seed < 4:  # many candidates: numba's switching orders them a batch at a time
+        m = 20_000
+        o = np.round(rng.normal(size=m) * (0.4 if seed % 2 else 3.0), 2 + seed // 2)
+        Y0 = rng.choice([-1.0, 1.0], m)
+        unl = np.sort(rng.choice(m, 15_000, replace=False)).astype(np.int64)
+        if seed % 2:  # a split by o: every candidate pair qualifies, up to S
+            Y0[o > 0] = -1.0
+            Y0[o <= 0] = 1.0
+        for S in (1, 63, 64, 65, 256, 257, 1000, 10000):
+            Y1, Y2 = Y0.copy(), Y0.copy()
+            s = s3vm_jit.switch_labels(Y1, o, unl, S)
+            assert s3vm_numpy.switch_labels(Y2, o, unl, S) == s
+            np.testing.assert_array_equal(Y2, Y1)
+            if seed % 2:
+                assert s == min(S, np.sum(Y0[unl] > 0), np.sum(Y0[unl] < 0))
     g = rng.normal(size=m) * 10.0 ** rng.integers(-3, 4)
     q = rng.random(m)
     q[: m // 4] = 0.0
