@@ -240,11 +240,68 @@ def diag_sums(indptr, indices, data, bias, C, J, out, buf):
 
 
 @njit(cache=True)
-def _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf):
-    """m_inv = 1 / (λ + α·diag(X_Jᵀ C_J X_J)), the preconditioner of CGLS's system."""
-    diag_sums(indptr, indices, data, bias, C, J, m_inv, buf)
-    for k in range(m_inv.size):
+def _xt_diag_block(indptr, indices, data, rows, lo, hi, z, C, acc):
+    """:func:`_xt_block` and :func:`_diag_block` in one pass over the rows: ``acc[:d, 0] +=
+    x_i z[t]`` and ``acc[:d, 1] += C_i x_i²`` side by side (one cache line per column
+    touched), the same sums in the same order. Returns (Σ z[t], Σ z[t]², Σ C_i)."""
+    zs = 0.0
+    zz = 0.0
+    cs = 0.0
+    for t in range(lo, hi):
+        i = rows[t]
+        zt = z[t]
+        c = C[i]
+        zs += zt
+        zz += zt * zt
+        cs += c
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            j = U(indices[k])
+            v = data[k]
+            acc[j, 0] += v * zt
+            acc[j, 1] += c * v * v
+    return zs, zz, cs
+
+
+@njit(cache=True, parallel=True)
+def _residual_jacobi(indptr, indices, data, bias, C, J, z, lam, beta, m_inv, r, nb):
+    """The preconditioner (:func:`diag_sums`) and then :func:`_residual` (the same values), in
+    one pass over the rows in nb threaded blocks: m_inv = 1 / (λ + α·diag(X̃_Jᵀ C_J X̃_J))
+    and r = X̃_Jᵀ z - λβ. Returns (||z||², ||r||², Σ_k r_k (m_inv_k r_k))."""
+    n = r.size
+    na = J.size
+    acc = np.empty((nb, n, 2))
+    zsum = np.zeros(nb)
+    zsq = np.zeros(nb)
+    csum = np.zeros(nb)
+    for b in prange(nb):
+        acc[b] = 0.0
+        zsum[b], zsq[b], csum[b] = _xt_diag_block(indptr, indices, data, J, b * na // nb,
+                                                  (b + 1) * na // nb, z, C, acc[b])
+    for k in prange(n):
+        s = 0.0
+        e = 0.0
+        for b in range(nb):
+            s += acc[b, k, 0]
+            e += acc[b, k, 1]
+        r[k] = s
+        m_inv[k] = e
+    zs = 0.0
+    omega_z = 0.0
+    cs = 0.0
+    for b in range(nb):
+        zs += zsum[b]
+        omega_z += zsq[b]
+        cs += csum[b]
+    r[n - 1] += bias * zs
+    m_inv[n - 1] = bias * bias * cs
+    omega1 = 0.0
+    rho = 0.0
+    for k in range(n):
         m_inv[k] = 1.0 / (lam + ALPHA * m_inv[k])
+        r[k] -= lam * beta[k]
+        omega1 += r[k] * r[k]
+        rho += r[k] * (m_inv[k] * r[k])
+    return omega_z, omega1, rho
 
 
 @njit(cache=True)
@@ -285,9 +342,10 @@ def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, preco
     kept equal to it. Stops when ``||r||² <= eps² ||z||²`` with ``z = C(Y - o)`` and
     ``r = X_Jᵀ z - λβ`` (SVMlin's rule, on the unpreconditioned residual) or after ``itermax``
     iterations. With ``precondition`` the search directions use the diagonal preconditioner
-    of :func:`_jacobi` (the iterates solve the same system; only the path to it is shorter on
-    badly scaled data). With ``forcing`` > 0 it also stops, returning not converged, once
-    ``||r|| <= forcing ||r₀||`` (r₀ the residual at the seed: a truncated Newton step).
+    of :func:`_residual_jacobi` (the iterates solve the same system; only the path to it is
+    shorter on badly scaled data). With ``forcing`` > 0 it also stops, returning not
+    converged, once ``||r|| <= forcing ||r₀||`` (r₀ the residual at the seed: a truncated
+    Newton step).
     ``threads`` > 1 runs the row products on that many threads when the active rows hold at
     least PARALLEL_NNZ values (pass :func:`threads`).
     Returns (converged, iterations). :func:`cgls_start` and :func:`cgls_steps` are the same
@@ -339,9 +397,11 @@ def cgls_start(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, precondi
     par = threads > 1 and nnz_j >= PARALLEL_NNZ and nnz_j >= 4 * n
     buf = np.empty((threads if par else 1, n))
     if precondition:
-        _jacobi(indptr, indices, data, bias, C, J, lam, m_inv, buf)
-    omega_z, omega1, rho = _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv, r,
-                                     buf, par)
+        omega_z, omega1, rho = _residual_jacobi(indptr, indices, data, bias, C, J, z, lam,
+                                                beta, m_inv, r, buf.shape[0])
+    else:
+        omega_z, omega1, rho = _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv,
+                                         r, buf, par)
     for k in range(n):
         p[k] = m_inv[k] * r[k]
     eps2 = eps * eps
@@ -572,13 +632,40 @@ def gradient_finish(g, e, zz, n_rows, bias, lam, w):
 
 
 @njit(cache=True)
-def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
+def _gradient_sum(indptr, indices, data, bias, Y, C, J, w, o):
+    """(X̃_Jᵀz, Σz²) for ``z = C_J(Y_J - o_J)``: the sums of :func:`gradient_parts` without
+    the rounding bound, in the same order (the same bytes)."""
+    n = w.size
+    g = np.zeros(n)
+    zs = 0.0
+    zz = 0.0
+    for t in range(J.size):
+        i = J[t]
+        z = C[i] * (Y[i] - o[i])
+        zz += z * z
+        zs += z
+        for k in range(U(indptr[i]), U(indptr[i + 1])):
+            g[U(indices[k])] += data[k] * z
+    g[n - 1] += bias * zs
+    return g, zz
+
+
+@njit(cache=True)
+def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o, eps):
     """(||g||², ||z||², f²) at w for ``z = C_J(Y_J - o_J)`` and ``g = X̃_Jᵀz - λw``: g is the
     (negated) gradient of the objective whose active rows are J, ``||g|| <= eps·||z||`` is
     CGLS's test, and f estimates the part of ||g|| that rounding of the outputs and of the sums
     alone produces (below it no iteration can verify a smaller gradient; errors of independent
     terms are taken to grow with the square root of their number, not linearly).
-    o must equal X̃w on J."""
+    f² is summed only when CGLS's test fails (0 when it passes: the bound takes a second pass
+    over the rows, which a converged step never needs). o must equal X̃w on J."""
+    g, zz = _gradient_sum(indptr, indices, data, bias, Y, C, J, w, o)
+    gg = 0.0
+    for k in range(w.size):
+        r = g[k] - lam * w[k]
+        gg += r * r
+    if gg <= eps * eps * zz:
+        return gg, zz, 0.0
     # rounding errors of independent terms add up like a random walk
     g, e, zz = gradient_parts(indptr, indices, data, bias, Y, C, J, w, o,
                               np.sqrt(J.size + 1.0))

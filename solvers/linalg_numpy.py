@@ -170,26 +170,30 @@ def margins_agree(Y, o, J, I, eps):
     return bool(np.all(Y[J] * o[J] <= 1.0 + eps) and np.all(Y[I] * o[I] >= 1.0 - eps))
 
 
-def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o):
+def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o, eps):
     """:func:`solvers.linalg.gradient_norms`: (||g||², ||z||², f²) at w, g the negated
-    gradient of the objective with active rows J and f its rounding floor."""
+    gradient of the objective with active rows J and f its rounding floor (0 when
+    ``||g|| <= eps·||z||``)."""
     n = w.size
     XJ = _rows(_matrix(indptr, indices, data, n), J)
-    A = abs(XJ)
     CJ = C[J]
     z = CJ * (Y[J] - o[J])
     zz = float(z @ z)
+    g = np.empty(n)
+    _xt(XJ.T, z, bias, g)
+    g -= lam * w
+    gg = float(g @ g)
+    if gg <= eps * eps * zz:
+        return gg, zz, 0.0
+    A = abs(XJ)
     sq = np.sqrt(J.size + 1.0)
     a = abs(bias * w[-1]) + abs(Y[J]) + A @ abs(w[:-1])
     ea = CJ * a * ROUNDING * np.sqrt(np.diff(XJ.indptr) + 2.0)
-    g = np.empty(n)
-    _xt(XJ.T, z, bias, g)
     e = np.empty(n)
     e[:-1] = A.T @ (ea + abs(z) * ROUNDING * sq)
     e[-1] = abs(bias) * (ea.sum() + ROUNDING * sq * np.sqrt(zz * J.size))
-    g -= lam * w
     f = e + ROUNDING * lam * abs(w)
-    return float(g @ g), zz, float(f @ f)
+    return gg, zz, float(f @ f)
 
 
 def gradient_finish(g, e, zz, n_rows, bias, lam, w):

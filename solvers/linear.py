@@ -148,7 +148,8 @@ class Routines:
         beta_start = beta.copy()
         beta[:] = x
         self.la.outputs(indptr, indices, data, bias, beta, J, o)
-        gg, zz, ff = self.la.gradient_norms(indptr, indices, data, bias, Y, C, J, lam, beta, o)
+        gg, zz, ff = self.la.gradient_norms(indptr, indices, data, bias, Y, C, J, lam, beta, o,
+                                            eps)
         if gg <= eps * eps * zz or gg <= ff:
             return True
         beta[:] = beta_start  # (a matrix too ill-conditioned for its factor: CG from the start)
@@ -261,7 +262,7 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITER
     def kkt(J, Ye, Ce, w, o):
         """CGLS's relative residual test on the objective's gradient at w (active set J),
         passed also when the gradient is within what rounding alone produces."""
-        gg, zz, ff = la.gradient_norms(*a, Ye, Ce, J, lam, w, o)
+        gg, zz, ff = la.gradient_norms(*a, Ye, Ce, J, lam, w, o, eps)
         return gg <= eps * eps * zz or gg <= ff
 
     eps_cur = max(linalg_numpy.BIG_EPSILON, eps) if cold else eps

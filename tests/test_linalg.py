@@ -283,8 +283,11 @@ def test_numpy_routines_equal_the_numba_ones(seed, m, d, bias, lam):
         la.outputs(*a, w, rows, o1)
         linalg_numpy.outputs(*a, w, rows, o2)
         np.testing.assert_allclose(o2, o1, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(linalg_numpy.gradient_norms(*a, Y, C, rows, lam, w, o1),
-                                   la.gradient_norms(*a, Y, C, rows, lam, w, o1), rtol=1e-10)
+        for eps in (0.0, 1e-3, 1e10):  # 1e10: the test passes, the rounding bound is not summed
+            gn = linalg_numpy.gradient_norms(*a, Y, C, rows, lam, w, o1, eps)
+            np.testing.assert_allclose(gn, la.gradient_norms(*a, Y, C, rows, lam, w, o1, eps),
+                                       rtol=1e-10)
+            assert (gn[2] == 0.0) == (gn[0] <= eps * eps * gn[1])
     o = dense_aug(X, bias) @ w
     J1, I1, loss1 = la.split_active(Y, o, C)
     J2, I2, loss2 = linalg_numpy.split_active(Y, o, C)
@@ -542,6 +545,39 @@ def test_many_columns_take_two_passes_with_the_same_sums():
     assert omega == pytest.approx(float(C[J] @ (Xt @ p) ** 2), rel=1e-12)
     w = rng.standard_normal(d + 1)
     o = np.asarray(sp.hstack([X, np.full((300, 1), 1.5)]).tocsr() @ w)
-    a = (X.indptr, X.indices, X.data, 1.5, Y, C, J, 0.3, w, o)
+    a = (X.indptr, X.indices, X.data, 1.5, Y, C, J, 0.3, w, o, 0.0)
     np.testing.assert_allclose(linalg.gradient_norms(*a), linalg_numpy.gradient_norms(*a),
                                rtol=1e-10)
+
+
+@pytest.mark.parametrize("d", [40, la.TWO_PASS_COLUMNS + 5_000])
+def test_the_residual_and_the_preconditioner_in_one_pass_are_the_separate_sums(d):
+    """CGLS's start sums the residual X̃ᵀz - λβ and the preconditioner's diagonal in one pass
+    over the rows: the same bytes as the two separate passes, on one block and on several
+    (the threaded blocks), and the gradient test's sums are those of the full gradient."""
+    from ssl_svm.solvers import linalg
+
+    X, Y, C = random_problem(11, 500, d, density=min(0.4, 30 / d))
+    rng = np.random.default_rng(11)
+    J = np.sort(rng.choice(500, 350, replace=False)).astype(np.int64)
+    z = rng.standard_normal(J.size)
+    beta = rng.standard_normal(d + 1)
+    a = (X.indptr, X.indices, X.data, 1.5)
+    for nb in (1, 2, 3):
+        buf = np.empty((nb, d + 1))
+        diag = np.empty(d + 1)
+        linalg.diag_sums(*a, C, J, diag, buf)
+        m_inv = 1.0 / (0.25 + linalg.ALPHA * diag)
+        r = np.empty(d + 1)
+        want = linalg._residual(*a, J, z, 0.25, beta, m_inv, r, buf, nb > 1)
+        m2, r2 = np.empty(d + 1), np.empty(d + 1)
+        got = linalg._residual_jacobi(*a, C, J, z, 0.25, beta, m2, r2, nb)
+        np.testing.assert_array_equal(m2, m_inv)
+        np.testing.assert_array_equal(r2, r)
+        assert got == want
+    w = rng.standard_normal(d + 1)
+    o = rng.standard_normal(500)
+    g, e, zz = linalg.gradient_parts(*a, Y, C, J, w, o, 1.0)
+    g2, zz2 = linalg._gradient_sum(*a, Y, C, J, w, o)
+    np.testing.assert_array_equal(g2, g)
+    assert zz2 == zz
