@@ -11,33 +11,7 @@ import math
 import numpy as np
 
 from ssl_svm.solvers.jit import njit
-
-
-@njit(cache=True)
-def _first_k(rows, keys, k):
-    """The rows of the k smallest keys, in the order a stable sort of all of them gives (ties
-    in the order of ``rows``): a partition finds the k-th key, and only the rows at or below
-    it are sorted."""
-    n = keys.size
-    if k >= n:
-        return rows[np.argsort(keys, kind="mergesort")]
-    v = np.partition(keys, k - 1)[k - 1]
-    below = 0
-    for t in range(n):
-        if keys[t] < v:
-            below += 1
-    sel = np.empty(k, np.int64)
-    c = 0
-    ties = k - below  # of the rows at v, the first ones in order
-    for t in range(n):
-        if keys[t] < v or (keys[t] == v and ties > 0):
-            if keys[t] == v:
-                ties -= 1
-            sel[c] = t
-            c += 1
-    sel = sel[np.argsort(keys[sel], kind="mergesort")]
-    return rows[sel]
-
+from ssl_svm.solvers.linalg import first_k
 
 # switching usually stops after a few pairs: the candidates are ordered this many at a time
 # (then 4x as many), not all of them (two full sorts of 100,000 outputs took 25 ms a round)
@@ -76,8 +50,8 @@ def switch_labels(Y, o, unl, S):
     s = 0
     batch = min(SWITCH_BATCH, k)
     while True:
-        top_pos = _first_k(pos, kpos, batch)
-        top_neg = _first_k(neg, kneg, batch)
+        top_pos = first_k(pos, kpos, batch)
+        top_neg = first_k(neg, kneg, batch)
         while s < batch and o[top_pos[s]] < o[top_neg[s]]:
             s += 1
         if s < batch or batch == k:

@@ -581,3 +581,40 @@ def test_the_residual_and_the_preconditioner_in_one_pass_are_the_separate_sums(d
     g2, zz2 = linalg._gradient_sum(*a, Y, C, J, w, o)
     np.testing.assert_array_equal(g2, g)
     assert zz2 == zz
+
+
+@pytest.mark.parametrize("first", [0.05, 1.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_line_search_walks_many_breakpoints_in_batches(seed, first):
+    """4,000 rows crossing the margin at δ in [first, 3], many at the same δ (rounded): the
+    walk orders the breakpoints a batch at a time and reaches the exact minimiser hundreds of
+    them in, on either side of δ = 1 (first = 0.05: below it, 1.0: above), as numpy's full
+    sort does."""
+    rng = np.random.default_rng(seed)
+    m = 4000
+    Y = rng.choice([-1.0, 1.0], m)
+    C = rng.uniform(0.2, 3.0, m)
+    yo = np.where(rng.random(m) < 0.5, 1.0 - rng.uniform(0.1, 2.0, m),
+                  1.0 + rng.uniform(0.1, 2.0, m))
+    o = Y * yo
+    o_bar = o + Y * (1.0 - yo) / np.round(rng.uniform(first, 3.0, m), 2)
+    w = rng.normal(size=5)
+    w_bar = w + rng.normal(size=5) * 0.1
+    lam = 1e-3
+
+    def phi_at(t):
+        ww, oo = w + t * (w_bar - w), o + t * (o_bar - o)
+        return 0.5 * lam * ww @ ww + 0.5 * np.sum(C * np.maximum(0.0, 1.0 - Y * oo) ** 2)
+
+    delta = la.line_search(w, w_bar, lam, o, o_bar, Y, C)
+    ref = minimize_scalar(phi_at, bounds=(0, 10), method="bounded", options={"xatol": 1e-12})
+    assert abs(delta - ref.x) <= 1e-7 * max(1.0, ref.x)
+    assert delta == pytest.approx(linalg_numpy.line_search(w, w_bar, lam, o, o_bar, Y, C),
+                                  rel=1e-12)
+    assert (delta > 1.0) == (first == 1.0)
+    yo, diff = Y * o, Y * (o_bar - o)
+    cross = np.where(yo < 1.0, diff > 0.0, diff < 0.0)
+    at = (1.0 - yo[cross]) / diff[cross]
+    walked = np.sum((at > 1) & (at < delta)) if delta > 1 else np.sum((at < 1) & (at > delta))
+    assert walked > 4 * la.WALK_BATCH  # into the third batch at least
+    assert np.unique(at).size < at.size / 2  # ties
