@@ -94,7 +94,7 @@ def _number(buf, base, s, e, endp, loc):
     return v, (endp[0] - base) == e
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: blocks of one file are parsed on threads side by side
 def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens, loc):
     """Parse ``buf[:n]``: whole lines, ``buf[n-1] == '\\n'`` (which also stops strtod).
 
@@ -238,3 +238,11 @@ def parse_buffer(buf, n, has_label, zero_based, col_limit, max_rows, max_tokens,
         pos = eol + 1
         line += 1
     return labels, costs, row_line, indptr, indices, data, nrows, nnz, max_idx, err
+
+
+def threads() -> int:
+    """Threads the blocks of one file may be parsed on (numba's for this process)."""
+    import numba
+
+    return numba.get_num_threads()
+

@@ -21,7 +21,8 @@ import io
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -290,22 +291,69 @@ def parse_block(block: bytes, first_line: int, name: str, *, has_label: bool = T
     return Dataset(X, y, ch.costs, ch.lines, name)
 
 
+def _in_order(parse: Callable, blocks: Iterator, threads: int | None) -> Iterator:
+    """``parse`` over ``blocks``, the results in order. The first block is parsed here (it
+    loads the compiled parser once); past it, with ``threads`` (None: :func:`parse_threads`)
+    > 1 and the compiled parser (it releases the GIL), the blocks are parsed on that many
+    threads, at most threads + 1 in flight (memory stays bounded), while this thread reads the
+    next."""
+    first = next(blocks, None)
+    if first is None:
+        return
+    yield parse(first)
+    threads = parse_threads() if threads is None else threads
+    if threads <= 1 or "ssl_svm.formats._parse" not in sys.modules:
+        for block in blocks:
+            yield parse(block)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="ssl-svm-parse") as pool:
+        pending = deque()
+        try:
+            for block in blocks:
+                pending.append(pool.submit(parse, block))
+                if len(pending) > threads:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:  # an error (the first in the file's order) or a consumer that stopped
+            for f in pending:
+                f.cancel()
+
+
+def parse_threads() -> int:
+    """Threads :func:`iter_chunks` parses on by default: numba's (``NUMBA_NUM_THREADS``) once
+    the compiled parser is loaded, else 1."""
+    if "ssl_svm.formats._parse" not in sys.modules:
+        return 1
+    from ssl_svm.formats import _parse
+
+    return _parse.threads()
+
+
 def iter_chunks(path: str, *, zero_based: bool = False, labels: str | None = None,
-                n_features: int | None = None,
-                chunk_bytes: int = CHUNK_BYTES) -> Iterator[Dataset]:
+                n_features: int | None = None, chunk_bytes: int = CHUNK_BYTES,
+                threads: int | None = None) -> Iterator[Dataset]:
     """Read a data file in pieces of about ``chunk_bytes`` (constant memory).
 
     With ``n_features`` set, feature indices beyond it are ignored (LIBSVM's rule at predict
     time) and every chunk has exactly that many columns; otherwise each chunk is as wide as its
     own largest index. With ``labels``, the data file has no label column and the labels come
-    from that file, one per row.
+    from that file, one per row. The pieces are parsed on ``threads`` threads (default
+    :func:`parse_threads`) and come in the file's order; the first error in that order is the
+    one raised.
     """
     stream = open_input(path)
     lab = _LabelsFile(labels) if labels is not None else None
+
+    def parse(item):
+        return parse_block(item[0], item[1], path, has_label=lab is None,
+                           zero_based=zero_based, n_features=n_features)
+
     try:
-        for block, first in iter_line_blocks(stream, path, chunk_bytes):
-            part = parse_block(block, first, path, has_label=lab is None, zero_based=zero_based,
-                               n_features=n_features)
+        blocks = iter_line_blocks(stream, path, chunk_bytes)
+        for part in _in_order(parse, blocks, threads):
             if part.n_rows == 0:
                 continue
             if lab is not None:
@@ -319,10 +367,11 @@ def iter_chunks(path: str, *, zero_based: bool = False, labels: str | None = Non
 
 
 def read_dataset(path: str, *, zero_based: bool = False, labels: str | None = None,
-                 n_features: int | None = None, chunk_bytes: int = CHUNK_BYTES) -> Dataset:
+                 n_features: int | None = None, chunk_bytes: int = CHUNK_BYTES,
+                 threads: int | None = None) -> Dataset:
     """Read a whole data file (see :func:`iter_chunks`). An empty file is an error."""
     parts = list(iter_chunks(path, zero_based=zero_based, labels=labels, n_features=n_features,
-                             chunk_bytes=chunk_bytes))
+                             chunk_bytes=chunk_bytes, threads=threads))
     if not parts:
         raise DataError(path, "no data rows (the file is empty or has only comments)")
     return concat_parts(parts, path, n_features)

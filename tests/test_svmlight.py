@@ -55,6 +55,49 @@ def test_chunked_reading_equals_whole():
     assert whole.lines[0] == 1 and whole.lines[-1] == whole.n_rows
 
 
+def test_blocks_parsed_on_threads_come_in_order_with_the_first_error(tmp, monkeypatch):
+    """Past its first block a file is parsed on threads (the compiled parser releases the
+    GIL): the same rows, labels and line numbers as one thread, a labels file taken in order,
+    and of two bad lines in different blocks the first is the one reported."""
+    import threading
+
+    from ssl_svm.formats import svmlight
+    from ssl_svm.formats._parse import parse_buffer
+
+    assert parse_buffer is not None  # loaded: the blocks after the first take the compiled parser
+
+    path = shared("bench", "pcmac-svmlin", "train.svm")
+    one = read_dataset(str(path), chunk_bytes=4096, threads=1)
+    names = set()
+    parse_block = svmlight.parse_block
+
+    def spy(*a, **k):
+        names.add(threading.current_thread().name.split("_")[0])
+        return parse_block(*a, **k)
+
+    monkeypatch.setattr(svmlight, "parse_block", spy)
+    three = read_dataset(str(path), chunk_bytes=4096, threads=3)
+    assert "ssl-svm-parse" in names
+    same_csr(one.X, three.X)
+    assert np.array_equal(one.y, three.y) and np.array_equal(one.lines, three.lines)
+
+    lines = path.read_text().splitlines()
+    (tmp / "ex").write_text("\n".join(ln.split(" ", 1)[1] for ln in lines) + "\n")
+    (tmp / "lab").write_text("\n".join(ln.split(" ", 1)[0] for ln in lines) + "\n")
+    split = read_dataset(str(tmp / "ex"), labels=str(tmp / "lab"), chunk_bytes=4096, threads=3)
+    same_csr(one.X, split.X)
+    assert np.array_equal(one.y, split.y)
+
+    bad = list(lines)
+    bad[700] = "1 5:x"
+    bad[1300] = "1 3:1 2:1"
+    (tmp / "bad").write_text("\n".join(bad) + "\n")
+    for _ in range(5):  # whichever block's thread finishes first
+        with pytest.raises(DataError) as e:
+            read_dataset(str(tmp / "bad"), chunk_bytes=4096, threads=3)
+        assert e.value.line == 701, str(e.value)
+
+
 def test_syntax_comments_qid_cost_blank_lines(tmp):
     p = tmp / "x.svm"
     p.write_text("# a full-line comment\n"
