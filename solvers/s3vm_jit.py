@@ -13,8 +13,9 @@ import numpy as np
 from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.linalg import first_k
 
-# switching usually stops after a few pairs: the candidates are ordered this many at a time
-# (then 4x as many), not all of them (two full sorts of 100,000 outputs took 25 ms a round)
+# switching usually stops after a few pairs: the first this many candidates are ordered alone,
+# and all of them only when more pairs switch (two full sorts of 100,000 outputs took 25 ms a
+# round)
 SWITCH_BATCH = 64
 
 
@@ -56,7 +57,7 @@ def switch_labels(Y, o, unl, S):
             s += 1
         if s < batch or batch == k:
             break
-        batch = min(4 * batch, k)
+        batch = k
     for t in range(s):
         Y[top_pos[t]] = -1.0
         Y[top_neg[t]] = 1.0

@@ -616,5 +616,5 @@ def test_line_search_walks_many_breakpoints_in_batches(seed, first):
     cross = np.where(yo < 1.0, diff > 0.0, diff < 0.0)
     at = (1.0 - yo[cross]) / diff[cross]
     walked = np.sum((at > 1) & (at < delta)) if delta > 1 else np.sum((at < 1) & (at > delta))
-    assert walked > 4 * la.WALK_BATCH  # into the third batch at least
+    assert walked > la.WALK_BATCH  # past the first batch
     assert np.unique(at).size < at.size / 2  # ties
