@@ -156,6 +156,11 @@ def preload_tbb(environ=None) -> bool:
     return False
 
 
+# the variables :func:`configure` may set
+POOL_VARIABLES = ("OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT", "NUMBA_NUM_THREADS",
+                  "OPENBLAS_NUM_THREADS")
+
+
 def configure(environ=None) -> None:
     """Set the thread-pool variables this process (and its children) start numba and OpenBLAS
     with, keeping any the user set, and make TBB loadable. Has its full effect only before
@@ -177,12 +182,15 @@ def limit_threads(threads: int | None) -> None:
     elsewhere unchanged."""
     if getattr(_hosted, "on", False):
         return
+    numba = sys.modules.get("numba")
     if threads is None:
         threads = _dask_share()
         if threads is None:
             return
+        # a Dask worker, shared with other tasks: its environment stays as it is, and numba's
+        # setting is this thread's (set_num_threads is per thread)
+        import numba
     threads = max(1, threads)
-    numba = sys.modules.get("numba")
     if numba is None:
         # not started (a small linear fit may never start it: importing it costs 0.1 s and
         # more); its pool, should it start, is this share

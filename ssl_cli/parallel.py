@@ -40,12 +40,22 @@ def resolve_jobs(n_jobs: int) -> int:
     return n_jobs if n_jobs > 0 else max(1, available_cpus() + 1 + n_jobs)
 
 
+def quiet_dask() -> None:
+    """Silence Dask's own log handlers in this command (e.g. "Failed to reconnect to
+    scheduler" when the scheduler dies): the command's stderr carries its own lines, and what
+    went wrong reaches it as the run's one error line."""
+    for name in ("distributed", "distributed.client", "tornado", "bokeh"):
+        for h in logging.getLogger(name).handlers:
+            h.setLevel(logging.CRITICAL + 1)
+
+
 def connect(address: str):
     """A dask.distributed Client for ``address`` (usage error without Dask installed)."""
     try:
         from dask.distributed import Client
     except ImportError:
         raise click.UsageError(INSTALL_HINT) from None
+    quiet_dask()
     try:
         return Client(address, timeout="20s")
     except (OSError, TimeoutError, ValueError, TypeError) as e:

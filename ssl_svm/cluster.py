@@ -23,17 +23,18 @@ order, so the same cluster layout gives the same model bytes.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
 import os
-import pickle
-import secrets
+import selectors
 import socket
-import struct
 import threading
 import time
 
 import numpy as np
 
+from ssl_svm import channel
 from ssl_svm.formats.errors import DataError
 
 log = logging.getLogger("ssl.cluster")
@@ -45,11 +46,18 @@ RESTARTS = 3
 # how long a restart waits for the scheduler to list a live worker when none is left
 WORKER_WAIT = 10.0
 READ_BYTES = 1 << 22  # the line-counting pass reads ranges in pieces of this size
+# the longest wait on the scheduler or a worker outside a fit's own steps (creating a host,
+# its channel, the scheduler's list of workers): a dead worker is an error, never a hang
+CALL_SECONDS = 60.0
 
 
 class WorkerLost(DataError):
     """A worker holding blocks of the fit went away (its connection broke): ``where`` is its
     address. The rows it held are gone with it; :func:`run` reads them again elsewhere."""
+
+
+class SchedulerLost(DataError):
+    """The client's connection to the Dask scheduler is gone (``where``: its address)."""
 
 
 # --------------------------------------------------------------------------- on the workers
@@ -86,45 +94,31 @@ class _Range:
         return piece
 
 
-def file_facts(path: str) -> tuple[bool, int]:
-    """(whether ``path`` is a plain, uncompressed file here, its size)."""
+SAMPLES = 64  # pieces of a file compared between this process and the workers
+SAMPLE_BYTES = 1 << 16
+
+
+def file_facts(path: str) -> tuple[bool, int, str]:
+    """(whether ``path`` is a plain, uncompressed file here, its size, a fingerprint): the
+    BLAKE2 hash of :data:`SAMPLES` pieces of :data:`SAMPLE_BYTES` spread evenly over the file,
+    its first and last included (the whole file when it is smaller): a worker's own copy at the
+    same path is used only if it has the same size and fingerprint as the client's file."""
     try:
         size = os.path.getsize(path)
+        h = hashlib.blake2b(digest_size=16)
         with open(path, "rb") as f:
             magic = f.read(3)
+            if size <= SAMPLES * SAMPLE_BYTES:
+                f.seek(0)
+                h.update(f.read())
+            else:
+                step = (size - SAMPLE_BYTES) / (SAMPLES - 1)
+                for k in range(SAMPLES):
+                    f.seek(int(k * step))
+                    h.update(f.read(SAMPLE_BYTES))
     except OSError:
-        return False, -1
-    return not (magic[:2] == b"\x1f\x8b" or magic == b"BZh"), size
-
-
-_HEADER = struct.Struct("<Q")
-
-
-def send_message(sock, obj) -> None:
-    """One length-prefixed pickled message (numpy arrays travel as their bytes)."""
-    data = pickle.dumps(obj, protocol=5)
-    head = _HEADER.pack(len(data))
-    sent = sock.sendmsg([head, data])  # one system call for both, as a rule
-    if sent < len(head) + len(data):
-        rest = (head + data)[sent:]
-        sock.sendall(rest)
-
-
-def _recv_exact(sock, n: int) -> bytearray:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:], n - got)
-        if k == 0:
-            raise ConnectionResetError("connection closed")
-        got += k
-    return buf
-
-
-def recv_message(sock):
-    (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
-    return pickle.loads(_recv_exact(sock, n))
+        return False, -1, ""
+    return not (magic[:2] == b"\x1f\x8b" or magic == b"BZh"), size, h.hexdigest()
 
 
 class _Forward(logging.Handler):
@@ -140,77 +134,237 @@ class _Forward(logging.Handler):
         if threading.get_ident() != self.thread:
             return
         try:
-            send_message(self.conn, ("log", record.levelno, record.name, record.getMessage()))
-        except OSError:
+            channel.send(self.conn, ("log", record.levelno, record.name, record.getMessage()))
+        except (OSError, channel.WireError):
             pass
+
+
+# what a client may ask of a host, and of the blocks it holds: nothing else is looked up
+HOST_METHODS = frozenset({"call", "drive", "count_lines", "read_range", "receive", "finish",
+                          "echo", "memory"})
+# how long a host waits for its client's connection before it closes its listener
+ACCEPT_SECONDS = 300.0
+MAX_PENDING = 256  # unauthenticated connections at once: the oldest is dropped beyond
+
+
+def _block_methods() -> frozenset:
+    from ssl_svm.solvers.blocks import Block
+
+    return frozenset(n for n, v in vars(Block).items() if callable(v) and not n.startswith("_"))
+
+
+def error_reply(e: BaseException) -> tuple:
+    """("error", type name, message, fields) for an exception raised by a request: what the
+    client needs to raise it again (:func:`raise_reply`), as plain values."""
+    fields = {}
+    if isinstance(e, DataError):
+        fields = {"where": str(e.where), "message": str(e.message),
+                  "line": None if e.line is None else int(e.line)}
+    elif hasattr(e, "row"):
+        fields = {"row": None if e.row is None else int(e.row)}
+    one = len(e.args) == 1 and isinstance(e.args[0], str)  # KeyError's str() quotes it
+    return ("error", type(e).__name__, e.args[0] if one else str(e), fields)
+
+
+_BUILTIN_ERRORS = {c.__name__: c for c in (
+    ValueError, TypeError, KeyError, IndexError, MemoryError, OSError, RuntimeError,
+    ZeroDivisionError, FloatingPointError, ArithmeticError, AttributeError,
+    NotImplementedError, AssertionError)}
+
+
+def raise_reply(kind: str, message: str, fields: dict):
+    """Raise the exception a host reported (:func:`error_reply`): the project's own types and
+    the builtin ones by name, any other as a RuntimeError naming it."""
+    from ssl_svm.solvers.errors import MemoryLimitError, NonFiniteError, ProblemError
+
+    if kind in ("DataError", "WorkerLost"):
+        cls = WorkerLost if kind == "WorkerLost" else DataError
+        raise cls(fields.get("where", "worker"), fields.get("message", message),
+                  fields.get("line"))
+    if kind == "NonFiniteError":
+        raise NonFiniteError(message, fields.get("row"))
+    own = {"ProblemError": ProblemError, "MemoryLimitError": MemoryLimitError}
+    cls = own.get(kind) or _BUILTIN_ERRORS.get(kind)
+    if cls is not None:
+        raise cls(message)
+    raise RuntimeError(f"on a Dask worker: {kind}: {message}")
 
 
 class BlockHost:
     """A worker's rows (one :class:`solvers.blocks.Block` per part of a file it holds) and the
-    fit running on them; lives on the worker as a Dask actor."""
+    fit running on them; lives on the worker as a Dask actor.
+
+    It serves one client on a TCP connection of its own (:mod:`ssl_svm.channel`): bound to the
+    worker's address, TLS with the worker's certificates when the cluster has them, and open
+    only to a peer that proves it holds the token this host drew (the client gets it through
+    Dask); the listener closes once that client is in."""
 
     def __init__(self, threads: int):
-        from ssl_svm.solvers import runtime
-
-        # the commands' thread-pool settings (TBB loadable, idle OpenMP threads asleep), as
-        # long as numba has not started its threads in this worker yet: OpenMP's idle threads
-        # spin otherwise, and take the core from the worker's own next step
-        runtime.configure()
         self.threads = max(1, int(threads))
         self.slots = []
         self.pieces: dict[int, list] = {}
-        self.token = secrets.token_bytes(16)
+        self.token = channel.new_token()
+        security = None
         try:
             from distributed import get_worker
 
-            host = get_worker().address.rsplit(":", 1)[0].split("://")[-1]
+            worker = get_worker()
+            host = worker.address.rsplit(":", 1)[0].split("://")[-1]
+            security = worker.security
         except (ImportError, ValueError):
             host = "127.0.0.1"
+        self.tls = channel.server_context(security)
         self.listener = socket.create_server((host, 0))
         self.where = (host, self.listener.getsockname()[1])
         threading.Thread(target=self._serve, daemon=True, name="ssl-block-host").start()
 
     def channel(self) -> tuple:
-        """(host, port, token) of the connection this host serves."""
-        return self.where + (self.token,)
+        """(host, port, token, whether the connection is TLS) of the connection this host
+        serves."""
+        return self.where + (self.token, self.tls is not None)
 
-    def _serve(self) -> None:
-        """Serve one client connection: requests (method, args) in, ("ok", result) or
-        ("error", exception) out; the rows are dropped when the client goes."""
+    def _accept(self):
+        """The first connection whose peer completes the handshake (blocking, TLS inside when
+        the worker has TLS), or None if none does within :data:`ACCEPT_SECONDS`. Every pending
+        handshake runs in this one thread on non-blocking sockets, each closed after
+        :data:`channel.HANDSHAKE_SECONDS`: strangers neither hold a thread nor delay the
+        client."""
+        sel = selectors.DefaultSelector()
+        self.listener.setblocking(False)
+        sel.register(self.listener, selectors.EVENT_READ, None)
+        pending: dict = {}
+        give_up = time.monotonic() + ACCEPT_SECONDS
+
+        def drop(c):
+            pending.pop(c, None)
+            try:
+                sel.unregister(c)
+            except (KeyError, ValueError):
+                pass
+            c.close()
+
         try:
             while True:
-                conn, _ = self.listener.accept()
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                try:
-                    if recv_message(conn) == self.token:
-                        break
-                except (OSError, pickle.UnpicklingError, EOFError):
-                    pass
-                conn.close()
+                now = time.monotonic()
+                if now >= give_up:
+                    return None
+                for c, hs in list(pending.items()):
+                    if hs.deadline <= now:
+                        drop(c)
+                wait = min([give_up] + [hs.deadline for hs in pending.values()]) - now
+                for key, _ in sel.select(max(0.0, wait)):
+                    if key.data is None:
+                        try:
+                            c, _ = self.listener.accept()
+                        except OSError:
+                            continue
+                        if len(pending) >= MAX_PENDING:
+                            drop(min(pending, key=lambda k: pending[k].deadline))
+                        c.setblocking(False)
+                        if self.tls is not None:
+                            try:
+                                c = self.tls.wrap_socket(c, server_side=True,
+                                                         do_handshake_on_connect=False)
+                            except (OSError, ValueError):
+                                c.close()
+                                continue
+                        hs = channel.ServerHandshake(c, self.token,
+                                                     now + channel.HANDSHAKE_SECONDS)
+                        pending[c] = hs
+                        sel.register(c, selectors.EVENT_READ | selectors.EVENT_WRITE, hs)
+                        continue
+                    hs = key.data
+                    c = hs.sock
+                    if c not in pending:
+                        continue
+                    try:
+                        done = hs.step()
+                    except (OSError, ValueError, channel.AuthenticationError):
+                        drop(c)
+                        continue
+                    if not done:
+                        sel.modify(c, selectors.EVENT_READ | (
+                            selectors.EVENT_WRITE if hs.wants_write else 0), hs)
+                        continue
+                    pending.pop(c)
+                    sel.unregister(c)
+                    c.setblocking(True)
+                    try:
+                        c.sendall(hs.proof)
+                    except OSError:
+                        c.close()
+                        continue
+                    return c
         finally:
+            for c in list(pending):
+                drop(c)
+            sel.close()
             self.listener.close()
-        self._threads()
+
+    def _serve(self) -> None:
+        """Serve the client's requests, ("req", method, args) in, ("ok", result) or an
+        :func:`error_reply` out, until it goes; the rows are dropped then."""
+        conn = self._accept()
+        if conn is None:
+            return
+        channel.configure_socket(conn)
+        blocks = _block_methods()
         forward = _Forward(conn)
         ours = logging.getLogger("ssl")
         ours.addHandler(forward)
         ours.propagate = False  # the client says them; the worker's own log stays quiet
         try:
-            while True:
-                method, args = recv_message(conn)
-                try:
-                    out = ("ok", getattr(self, method)(*args))
-                except Exception as e:  # sent back: the client raises it
-                    out = ("error", e)
-                try:
-                    send_message(conn, out)
-                except (pickle.PicklingError, TypeError, AttributeError) as e:
-                    send_message(conn, ("error", RuntimeError(f"{out[1]!r} ({e})")))
-        except (OSError, EOFError):
+            with self._fit_settings():
+                while True:
+                    msg = channel.recv(conn)
+                    try:
+                        kind, method, args = msg
+                        if kind != "req" or method not in HOST_METHODS or \
+                                not isinstance(args, tuple):
+                            raise channel.WireError(f"not a request: {method!r}")
+                        if method == "call" and (len(args) != 3 or args[1] not in blocks):
+                            raise channel.WireError(f"no block method {args[1:2]!r}")
+                        out = ("ok", getattr(self, method)(*args))
+                    except Exception as e:  # sent back: the client raises it
+                        out = error_reply(e)
+                    try:
+                        channel.send(conn, out)
+                    except channel.WireError as e:
+                        channel.send(conn, error_reply(RuntimeError(
+                            f"the answer to {msg[1]!r} cannot be sent: {e}")))
+        except (OSError, channel.WireError):
             pass
         finally:
-            logging.getLogger("ssl").removeHandler(forward)
+            ours.removeHandler(forward)
+            ours.propagate = True
             conn.close()
             self.slots = []
+            self.pieces = {}
+
+    @contextlib.contextmanager
+    def _fit_settings(self):
+        """The commands' thread-pool settings for the fit (TBB loadable, idle OpenMP threads
+        asleep: they spin otherwise and take the core from the worker's next step; they count
+        only if numba starts its threads here) and numba's threads at this host's share; the
+        worker's environment and its thread setting put back after it (a Dask worker runs
+        other tasks, and other users' tasks, too)."""
+        from ssl_svm.solvers import runtime
+
+        saved = {k: os.environ.get(k) for k in runtime.POOL_VARIABLES}
+        runtime.configure()
+        import numba
+
+        before = numba.get_num_threads()
+        numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(before)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     def drive(self, d: int, name: str, classes: list, params: dict, costs: bool, level: int):
         """:func:`solvers.distributed.fit_model` run here over this host's blocks (all the
@@ -220,11 +374,6 @@ class BlockHost:
 
         logging.getLogger("ssl").setLevel(level)
         return fit_model(LocalBlocks(self.slots, d), name, classes, params, costs=costs)
-
-    def _threads(self):
-        import numba
-
-        numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
 
     def count_lines(self, path: str, start: int, end: int) -> tuple[int, int, int]:
         """(aligned start, aligned end, newlines between) of the byte range [start, end)."""
@@ -348,24 +497,55 @@ class ClusterBlocks:
     """The blocks of a cluster fit, as :mod:`solvers.distributed` calls them: ``call`` runs a
     method on every block (in row order; each host its blocks in one request)."""
 
-    def __init__(self, actors, addresses):
+    def __init__(self, actors, addresses, security=None):
+        """Connect to each host (``actors``, on the workers ``addresses``) and authenticate
+        (:func:`channel.client_handshake`); TLS with ``security``'s client certificate when
+        the host serves TLS, and an error when the client requires encryption and a host does
+        not offer it."""
         self.actors = actors  # kept: the hosts live as long as their actor futures
         self.addresses = addresses
         self.layout: list[tuple[int, int]] = []  # block b -> (host, slot)
         self.d = 0
         self.calls = 0
         self.socks = []
-        for a, addr in zip(actors, addresses):
-            host, port, token = a.channel().result()
-            try:
-                sock = socket.create_connection((host, port), timeout=60)
-                sock.settimeout(None)
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                send_message(sock, token)
-            except OSError as e:
-                raise DataError(addr, f"cannot connect to the worker's block host at "
-                                f"{host}:{port}: {e.strerror or e}") from None
-            self.socks.append(sock)
+        ctx = channel.client_context(security)
+        required = bool(getattr(security, "require_encryption", False))
+        try:
+            for a, addr in zip(actors, addresses):
+                try:
+                    host, port, token, tls = a.channel().result(timeout=CALL_SECONDS)
+                except Exception as e:  # TimeoutError, or Dask's error for a closed comm
+                    raise WorkerLost(addr, "the Dask worker did not answer "
+                                     f"({type(e).__name__}: {str(e) or 'no detail'})") from None
+                if not tls and required:
+                    raise DataError(addr, "the worker's block host serves no TLS, and this "
+                                    "client requires encryption: give the workers TLS "
+                                    "certificates (distributed.comm.tls)")
+                if tls and ctx is None:
+                    raise DataError(addr, "the worker's block host serves TLS only: give this "
+                                    "client the cluster's TLS certificates (distributed.comm.tls)")
+                self.socks.append(self._connect(addr, host, port, token, ctx if tls else None))
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _connect(addr, host, port, token, ctx):
+        sock = None
+        try:
+            sock = socket.create_connection((host, port), timeout=CALL_SECONDS)
+            if ctx is not None:
+                sock = ctx.wrap_socket(sock)
+            channel.client_handshake(sock, token)
+            sock.settimeout(None)
+            channel.configure_socket(sock)
+            return sock
+        except (OSError, channel.AuthenticationError) as e:
+            if sock is not None:
+                sock.close()
+            raise DataError(addr, f"cannot connect to the worker's block host at "
+                            f"{host}:{port}: {e.strerror or e if isinstance(e, OSError) else e}"
+                            ) from None
 
     def _lost(self, h, e):
         return WorkerLost(self.addresses[h], f"the Dask worker was lost during the fit "
@@ -377,7 +557,7 @@ class ClusterBlocks:
         naming its worker."""
         for h, method, args in pairs:
             try:
-                send_message(self.socks[h], (method, args))
+                channel.send(self.socks[h], ("req", method, tuple(args)))
             except OSError as e:
                 raise self._lost(h, e) from None
         out = []
@@ -385,18 +565,19 @@ class ClusterBlocks:
         for h, _, _ in pairs:
             while True:
                 try:
-                    msg = recv_message(self.socks[h])
-                except (OSError, EOFError, pickle.UnpicklingError) as e:
+                    msg = channel.recv(self.socks[h])
+                except (OSError, channel.WireError) as e:
                     raise self._lost(h, e) from None
+                if not isinstance(msg, tuple) or not msg:
+                    raise self._lost(h, channel.WireError("not an answer"))
                 if msg[0] != "log":
                     break
-                logging.getLogger(msg[2]).log(msg[1], "%s", msg[3])
-            status, res = msg
-            if status == "error" and err is None:
-                err = res
-            out.append(res)
+                logging.getLogger(str(msg[2])).log(int(msg[1]), "%s", msg[3])
+            if msg[0] == "error" and err is None:
+                err = msg[1:]
+            out.append(msg[1] if msg[0] == "ok" else None)
         if err is not None:
-            raise err
+            raise_reply(*err)
         return out
 
     def call(self, method, *args):
@@ -430,12 +611,26 @@ class ClusterBlocks:
                 pass
 
 
+def _listed(client) -> dict:
+    """The scheduler's workers now (address -> info); a DataError when the scheduler is gone
+    (its client cache then holds no list)."""
+    try:
+        info = client.scheduler_info()
+    except Exception as e:  # OSError, a closed comm, a timeout
+        info = {"error": e}
+    if client.status != "running" or "workers" not in info:
+        detail = f" ({type(info['error']).__name__})" if "error" in info else ""
+        raise SchedulerLost(getattr(client.scheduler, "address", "scheduler"),
+                            f"the connection to the Dask scheduler is lost{detail}")
+    return info["workers"]
+
+
 def _workers(client, lost=frozenset(), wait: float = 0.0) -> list[tuple[str, int]]:
     """(address, threads) of the scheduler's workers, those in ``lost`` left out (the
     scheduler may list a dead worker for a while); waits up to ``wait`` seconds for one."""
     deadline = time.monotonic() + wait
     while True:
-        info = client.scheduler_info()["workers"]
+        info = _listed(client)
         live = sorted((addr, int(w.get("nthreads", 1))) for addr, w in info.items()
                       if addr not in lost)
         if live or time.monotonic() >= deadline:
@@ -445,6 +640,40 @@ def _workers(client, lost=frozenset(), wait: float = 0.0) -> list[tuple[str, int
         raise DataError(client.scheduler.address, "the Dask cluster has no workers" +
                         (f" left ({', '.join(sorted(lost))} lost)" if lost else ""))
     return live
+
+
+def _hosts(client, futs, addresses) -> list:
+    """The block hosts of ``futs`` (one per worker in ``addresses``). A worker that leaves the
+    scheduler's list before it has created its host, fails to, or has not within
+    :data:`CALL_SECONDS` (dead, yet still listed) is :class:`WorkerLost`: never a wait without
+    end on a worker that is gone."""
+    from distributed import wait
+
+    deadline = time.monotonic() + CALL_SECONDS
+    while True:
+        for f, addr in zip(futs, addresses):
+            if f.status not in ("pending", "finished"):
+                try:
+                    f.result(timeout=1)
+                    detail = f.status
+                except Exception as e:  # KilledWorker, a closed comm, the host's own error
+                    detail = f"{type(e).__name__}: {str(e) or 'no detail'}"
+                raise WorkerLost(addr, f"the Dask worker did not start the fit's block host "
+                                 f"({detail})")
+        if all(f.status == "finished" for f in futs):
+            return [f.result() for f in futs]
+        listed = _listed(client)
+        for f, addr in zip(futs, addresses):
+            if f.status == "pending" and addr not in listed:
+                raise WorkerLost(addr, "the Dask worker left the cluster before the fit began")
+        if time.monotonic() >= deadline:
+            addr = next(a for f, a in zip(futs, addresses) if f.status == "pending")
+            raise WorkerLost(addr, f"the Dask worker did not start the fit's block host within "
+                             f"{CALL_SECONDS:g} s")
+        try:
+            wait(futs, timeout=0.5)
+        except TimeoutError:
+            pass
 
 
 def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
@@ -457,15 +686,22 @@ def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
     futs = [client.submit(BlockHost, nthreads, actor=True, workers=[addr],
                           allow_other_workers=False, pure=False) for addr, nthreads in workers]
     addresses = [a for a, _ in workers]
-    blocks = ClusterBlocks([f.result() for f in futs], addresses)
+    blocks = ClusterBlocks(_hosts(client, futs, addresses), addresses, client.security)
     blocks.futures = futs
     summaries = []
     slot_of = [0] * W
     first_row = 0
     for path, unl in files:
-        here_plain, size = file_facts(path)
+        facts = file_facts(path)
+        here_plain, size = facts[:2]
         seen = client.run(file_facts, os.path.abspath(path), workers=addresses)
-        shared = here_plain and all(tuple(v) == (True, size) for v in seen.values())
+        shared = here_plain and all(tuple(v) == facts for v in seen.values())
+        if here_plain and not shared:
+            other = sorted(w for w, v in seen.items() if v[1] >= 0 and tuple(v) != facts)
+            if other:
+                log.warning("%s: the file at this path on %s differs from this one (size or "
+                            "sampled content): it is read here and shipped", path,
+                            ", ".join(other))
         t0 = time.perf_counter()
         if shared:
             full = os.path.abspath(path)
@@ -543,6 +779,9 @@ def run(client, files: list[tuple[str, bool]], zero_based: bool, work, say=log.i
                                  f"{RESTARTS} times after losing workers: giving up") from None
             try:
                 left = len(_workers(client, frozenset(lost), WORKER_WAIT))
+            except SchedulerLost as gone:
+                raise WorkerLost(e.where, f"{e.message}, and {gone.message}: nothing can read "
+                                 "its rows again") from None
             except DataError:
                 raise WorkerLost(e.where, f"{e.message}, and no worker is left to read its "
                                  "rows again") from None

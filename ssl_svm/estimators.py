@@ -161,6 +161,11 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
 
     _algorithm: str = ""
 
+    def __init__(self):
+        # the estimators' own constructors replace this one: only the base classes reach it
+        raise TypeError(f"{type(self).__name__} is a base class of the estimators, not one: "
+                        f"use {', '.join(CLASS_NAMES.values())} (or ssl_svm.estimator(NAME))")
+
     # ------------------------------------------------------------------ set-up
 
     @classmethod

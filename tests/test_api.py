@@ -350,3 +350,14 @@ def test_readme_python_examples_run(tmp):
     for name in ESTIMATORS:  # every parameter is in the mapping table
         for p in ALGORITHMS[name].params:
             assert f"| `{keyword(p.name)}` | `{' '.join(p.flags)}` |" in table
+
+
+@pytest.mark.parametrize("base", ["SSLClassifier", "PUClassifier"])
+def test_the_base_classes_are_no_estimators(base):
+    """The exported base class refuses to be made, naming the real classes (it fitted to a
+    KeyError before)."""
+    import ssl_svm.estimators
+
+    cls = getattr(ssl_svm.estimators, base)
+    with pytest.raises(TypeError, match=rf"{base} is a base class of the estimators.*TSVM"):
+        cls()

@@ -1,0 +1,591 @@
+"""The block hosts' channel as an attacker sees it (loopback only): nothing a peer sends is
+interpreted before it proves it holds the token, no message is ever unpickled, strangers
+neither stall nor change the client's work, and TLS applies when the cluster has it."""
+
+import hashlib
+import hmac
+import os
+import pickle
+import socket
+import struct
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ssl_svm import channel, cluster
+from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers.errors import NonFiniteError, ProblemError
+from ssl_svm.solvers.models import LinearFunctions, Model
+
+
+class _Now:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self, timeout=None):
+        return self.value
+
+
+class _Actor:
+    """A block host in this process, called as ClusterBlocks calls a Dask actor."""
+
+    def __init__(self, host):
+        self.host = host
+
+    def channel(self):
+        return _Now(self.host.channel())
+
+
+def _client(host):
+    return cluster.ClusterBlocks([_Actor(host)], ["local"])
+
+
+class _Marker:
+    """A pickle that creates a file when it is loaded."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _hello(sock):
+    return channel.recv_exact(sock, len(channel.MAGIC) + channel.NONCE)
+
+
+def _answer(token, hello):
+    n_h = bytes(hello[len(channel.MAGIC):])
+    n_c = os.urandom(channel.NONCE)
+    return n_c + hmac.new(token, b"client" + n_h + n_c, hashlib.sha256).digest()
+
+
+def _closed_by_host(sock, within=15.0) -> bool:
+    """True once the host closes ``sock`` (reads end or reset) within ``within`` seconds."""
+    sock.settimeout(within)
+    try:
+        while sock.recv(4096):
+            pass
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+    return True
+
+
+def _echo_works(host):
+    blocks = _client(host)
+    try:
+        v = np.arange(5.0)
+        np.testing.assert_array_equal(blocks.request([(0, "echo", (v,))])[0], v)
+    finally:
+        blocks.close()
+
+
+# --------------------------------------------------------------------------- the format
+
+VALUES = [None, True, False, 0, -2**63, 2**63 - 1, 1.5, float("inf"), "", "é\u2028x", b"\0x",
+          (), [], {}, (1, [2.0, "a"], {"k": (None,)}), {1.0: 3, "x": b"y"},
+          np.float64(2.5), np.int64(-3), np.bool_(True), np.zeros(0), np.arange(7, dtype=np.int32),
+          np.arange(12.0).reshape(3, 4), np.ones((2, 3), np.float32)[:, ::2],
+          np.arange(5000.0)]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_values_round_trip(value):
+    frame = channel.encode(value)
+    body = b"".join(bytes(b) for b in frame[1:])
+    assert struct.unpack("<Q", frame[0])[0] == len(body)
+    out = channel.decode(bytearray(body))
+    if isinstance(value, np.ndarray):
+        assert out.dtype == value.dtype and out.shape == value.shape
+        np.testing.assert_array_equal(out, value)
+        assert out.flags.aligned
+    else:
+        assert type(out) is type(value) and out == value
+
+
+def test_csr_and_model_round_trip():
+    X = sp.random(6, 9, density=0.4, format="csr", random_state=0)
+    out = channel.decode(bytearray(b"".join(bytes(b) for b in channel.encode(X)[1:])))
+    assert (out != X).nnz == 0 and out.shape == X.shape
+    m = Model("tsvm", [1, -1], 4, LinearFunctions(np.arange(4.0).reshape(4, 1), np.array([.5])),
+              params={"lambda": 0.001, "positive_fraction": None}, stats={"objective": [1.25]})
+    out = channel.decode(bytearray(b"".join(bytes(b) for b in channel.encode(m)[1:])))
+    np.testing.assert_array_equal(out.function.W, m.function.W)
+    assert (out.algorithm, out.labels, out.params, out.stats) == (
+        m.algorithm, m.labels, m.params, m.stats)
+
+
+@pytest.mark.parametrize("value", [object(), {1, 2}, np.array([object()]), 2**64,
+                                   np.array(["a"]), lambda: 0])
+def test_what_has_no_encoding_is_refused(value):
+    with pytest.raises(channel.WireError):
+        channel.encode(value)
+
+
+def test_a_pickle_is_not_a_message(tmp):
+    marker = tmp / "ran"
+    payload = pickle.dumps(_Marker(str(marker)))
+    with pytest.raises(channel.WireError):
+        channel.decode(bytearray(payload))
+    assert not marker.exists()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_garbage_is_a_wire_error_and_nothing_else(data):
+    try:
+        channel.decode(bytearray(data))
+    except channel.WireError:
+        pass
+
+
+@pytest.mark.parametrize("body", [
+    b"l" + struct.pack("<Q", 2**62),  # a count larger than the message
+    b"a\x03<f8\x01" + struct.pack("<Q", 2**61),  # an array larger than the message
+    b"a\x03|O8\x01" + struct.pack("<Q", 1),  # object arrays
+    b"t" * 10_000,  # nesting
+    b"s" + struct.pack("<Q", 2) + b"\xff\xfe",  # not UTF-8
+    b"NN",  # bytes after the value
+])
+def test_hostile_bodies_are_refused_before_allocating(body):
+    with pytest.raises(channel.WireError):
+        channel.decode(bytearray(body))
+
+
+def test_a_huge_length_is_refused_before_allocating():
+    a, b = socket.socketpair()
+    try:
+        a.sendall(struct.pack("<Q", 2**63))
+        with pytest.raises(channel.WireError, match="more than"):
+            channel.recv(b)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_errors_travel_as_type_and_message():
+    for e in (DataError("f.svm", "bad row", 7), NonFiniteError("overflow", 3),
+              ProblemError("one class"), MemoryError("too big"), KeyError("k")):
+        reply = cluster.error_reply(e)
+        channel.decode(bytearray(b"".join(bytes(b) for b in channel.encode(reply)[1:])))
+        with pytest.raises(type(e)) as got:
+            cluster.raise_reply(*reply[1:])
+        assert str(got.value) == str(e)
+    # a type of no known name is a RuntimeError naming it
+    with pytest.raises(RuntimeError, match="on a Dask worker: Strange: what"):
+        cluster.raise_reply("Strange", "what", {})
+
+
+# --------------------------------------------------------------------------- the host
+
+@pytest.fixture
+def host():
+    h = cluster.BlockHost(1)
+    yield h
+    h.listener.close()
+
+
+def test_a_pickle_before_authenticating_runs_nothing(host, tmp):
+    marker = tmp / "ran"
+    payload = pickle.dumps(_Marker(str(marker)))
+    with socket.create_connection(host.where) as s:
+        _hello(s)
+        s.sendall(struct.pack("<Q", len(payload)) + payload)
+        assert _closed_by_host(s)
+    assert not marker.exists()
+    _echo_works(host)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("junk", [b"\xff" * 64, struct.pack("<Q", 2**63) + b"\0" * 56,
+                                  b"GET / HTTP/1.1\r\n\r\n" + b"\0" * 46])
+def test_garbage_and_huge_headers_are_closed_and_the_client_served(host, junk):
+    with socket.create_connection(host.where) as s:
+        _hello(s)
+        s.sendall(junk)
+        assert _closed_by_host(s)
+    _echo_works(host)
+
+
+def test_a_wrong_token_is_refused(host):
+    with socket.create_connection(host.where) as s:
+        s.sendall(_answer(os.urandom(channel.TOKEN), _hello(s)))
+        assert _closed_by_host(s)
+    _echo_works(host)
+
+
+def test_a_replayed_answer_opens_nothing(host):
+    """An answer recorded on one connection (its challenge) does not open another."""
+    a = socket.create_connection(host.where)
+    b = socket.create_connection(host.where)
+    try:
+        recorded = _answer(host.token, _hello(a))
+        _hello(b)
+        b.sendall(recorded)
+        assert _closed_by_host(b)
+        a.sendall(recorded)  # on its own connection the answer is the right one
+        proof = channel.recv_exact(a, channel.DIGEST)
+        assert len(proof) == channel.DIGEST
+    finally:
+        a.close()
+        b.close()
+
+
+def test_idle_strangers_neither_block_the_client_nor_outlive_the_timeout(host, monkeypatch):
+    idle = [socket.create_connection(host.where) for _ in range(20)]
+    try:
+        t = time.perf_counter()
+        _echo_works(host)
+        assert time.perf_counter() - t < 5.0
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_an_idle_stranger_is_closed_after_the_handshake_time(monkeypatch):
+    monkeypatch.setattr(channel, "HANDSHAKE_SECONDS", 0.5)
+    h = cluster.BlockHost(1)
+    try:
+        with socket.create_connection(h.where) as s:
+            _hello(s)
+            t = time.perf_counter()
+            assert _closed_by_host(s, within=10)
+            assert time.perf_counter() - t < 5.0
+        _echo_works(h)
+    finally:
+        h.listener.close()
+
+
+def test_the_listener_closes_once_the_client_is_in(host):
+    blocks = _client(host)
+    try:
+        with pytest.raises(OSError):
+            socket.create_connection(host.where, timeout=2).close()
+        assert blocks.request([(0, "echo", ("still here",))]) == ["still here"]
+    finally:
+        blocks.close()
+
+
+def test_a_client_refuses_a_host_without_the_token():
+    """The handshake is mutual: a listener that answers without the token is not a host."""
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def fake():
+        c, _ = srv.accept()
+        c.sendall(channel.MAGIC + os.urandom(channel.NONCE))
+        channel.recv_exact(c, channel.NONCE + channel.DIGEST)
+        c.sendall(os.urandom(channel.DIGEST))
+        c.close()
+
+    t = threading.Thread(target=fake)
+    t.start()
+    try:
+        with socket.create_connection(srv.getsockname()) as s:
+            with pytest.raises(channel.AuthenticationError):
+                channel.client_handshake(s, os.urandom(channel.TOKEN))
+    finally:
+        t.join()
+        srv.close()
+
+
+def test_only_the_hosts_methods_are_served(host):
+    blocks = _client(host)
+    try:
+        for method, args in [("__init__", (1,)), ("_serve", ()), ("call", ([0], "__del__", ())),
+                             ("call", ([0], "lines", ()))]:
+            with pytest.raises(RuntimeError, match="WireError"):
+                blocks.request([(0, method, args)])
+        assert blocks.request([(0, "echo", (3,))]) == [3]  # the connection goes on
+    finally:
+        blocks.close()
+
+
+# --------------------------------------------------------------------------- on a cluster
+
+distributed = pytest.importorskip("distributed")  # a test extra: pip install .[test]
+
+
+def _local_cluster(n=2, **kw):
+    return distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                    host="127.0.0.1", dashboard_address=None, **kw)
+
+
+def _fit(client, path):
+    """ssl-train --cluster's fit (tsvm, λ = 1e-3) of ``path`` on ``client``'s workers."""
+    from ssl_svm.formats.model_file import model_to_text
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    algo = ALGORITHMS["tsvm"]
+    params = {p.name: p.default for p in algo.params}
+    params["lambda"] = 1e-3
+
+    def work(blocks):
+        socks = list(blocks.socks)
+        return model_to_text(cluster.fit(cluster.prepare(blocks, algo, str(path)), algo,
+                                         params)), socks
+
+    return cluster.run(client, [(str(path), False)], False, work, say=lambda *a: None)
+
+
+def test_tls_cluster_tls_channel_and_the_same_model(tmp):
+    """On a cluster with TLS certificates the channel is TLS with the same certificates (a
+    peer without the cluster's certificate gets no TLS session), and the model is the one of a
+    cluster without TLS."""
+    from conftest import SAMPLES
+
+    data = SAMPLES / "pcmac.train"
+    with _local_cluster() as plain, distributed.Client(plain) as c:
+        expected, socks = _fit(c, data)
+        assert not any(isinstance(s, __import__("ssl").SSLSocket) for s in socks)
+    sec = distributed.Security.temporary()
+    with _local_cluster(security=sec) as tls, distributed.Client(tls, security=sec) as c:
+        assert tls.scheduler_address.startswith("tls://")
+        got, socks = _fit(c, data)
+        import ssl
+
+        assert all(isinstance(s, ssl.SSLSocket) for s in socks)
+        # a host that serves TLS: a client with no certificate gets no session
+        fut = c.submit(cluster.BlockHost, 1, actor=True, pure=False)
+        h, port, token, is_tls = fut.result().channel().result()
+        assert is_tls
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        with socket.create_connection((h, port), timeout=10) as raw:
+            with pytest.raises((ssl.SSLError, OSError)):
+                with ctx.wrap_socket(raw) as s:
+                    channel.client_handshake(s, token)
+        # and one without TLS at all neither
+        with socket.create_connection((h, port), timeout=10) as s:
+            s.sendall(b"\0" * 64)
+            assert _closed_by_host(s)
+        # a client that requires encryption refuses a host that offers none
+        with _local_cluster(1) as plain2, distributed.Client(plain2) as c2:
+            fut = c2.submit(cluster.BlockHost, 1, actor=True, pure=False)
+            with pytest.raises(DataError, match="requires encryption"):
+                cluster.ClusterBlocks([fut.result()], ["w"], sec)
+    assert got == expected
+
+
+def test_the_workers_environment_is_put_back_after_a_fit():
+    from conftest import SAMPLES
+
+    keys = ("OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT", "NUMBA_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS")
+
+    def env():
+        return {k: os.environ.get(k) for k in keys}
+
+    # the nanny gives its workers variables of its own: remove ours before the fit
+    with _local_cluster() as c, distributed.Client(c) as client:
+        def clear():
+            for k in keys:
+                os.environ.pop(k, None)
+
+        client.run(clear)
+        before = client.run(env)
+        _fit(client, SAMPLES / "pcmac.train")
+        assert client.run(env) == before
+        assert all(v is None for e in before.values() for v in e.values())
+
+
+def _stat(model_text: str, name: str) -> list[float]:
+    line = next(x for x in model_text.splitlines() if x.startswith(f"stat {name} "))
+    return [float(v) for v in line.split()[2:]]
+
+
+def _swap_labels(src, dst):
+    """``src`` with every +1/-1 label swapped: the same size, another problem."""
+    out = []
+    for line in open(src, "rb"):
+        head, _, rest = line.partition(b" ")
+        out.append({b"+1": b"-1", b"-1": b"+1"}.get(head, head) + b" " + rest)
+    dst.write_bytes(b"".join(out))
+
+
+def test_a_workers_own_different_copy_is_not_read(tmp):
+    """A worker that sees another file of the same size at the path (a stale node-local copy:
+    here /proc/self/cwd is each process's own folder) does not read it: the client's file is
+    shipped, said as a warning, and the model is the one-process model of the client's file."""
+    from conftest import BIN, SAMPLES, run
+
+    mine, theirs = tmp / "client", tmp / "workers"
+    mine.mkdir()
+    theirs.mkdir()
+    (mine / "train.svm").write_bytes((SAMPLES / "pcmac.train").read_bytes())
+    _swap_labels(SAMPLES / "pcmac.train", theirs / "train.svm")
+    assert (mine / "train.svm").stat().st_size == (theirs / "train.svm").stat().st_size
+    args = ["-a", "tsvm", "-W", "1e-3"]
+    run("ssl-train", "-q", "--check", "none", *args, mine / "train.svm", tmp / "local", check=0)
+    here = os.getcwd()
+    os.chdir(theirs)  # the workers start in the folder of the other copy
+    try:
+        c = _local_cluster()
+    finally:
+        os.chdir(here)
+    try:
+        import subprocess
+
+        r = subprocess.run([str(BIN / "ssl-train"), *args, "--cluster", c.scheduler_address,
+                            "/proc/self/cwd/train.svm", str(tmp / "m")], cwd=mine,
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        c.close()
+    assert r.returncode == 0, r.stderr
+    assert "differs from this one" in r.stderr and "read here and shipped" in r.stderr
+    np.testing.assert_allclose(_stat((tmp / "m").read_text(), "objective"),
+                               _stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
+    for m in ("m", "local"):
+        run("ssl-predict", mine / "train.svm", tmp / m, tmp / f"{m}.p", check=0)
+    assert (tmp / "m.p").read_bytes() == (tmp / "local.p").read_bytes()
+
+
+def test_two_workers_lost_at_once_is_no_hang(tmp):
+    """Two of three workers killed at once mid-fit: the fit starts over on what is left (or
+    says in one line that it cannot), in bounded time, never hangs."""
+    import signal
+    import subprocess
+
+    from conftest import BIN, shared
+
+    data = shared("bench", "w8a-200", "train.svm")
+    with _local_cluster(3) as c, distributed.Client(c) as client:
+        p = subprocess.Popen([str(BIN / "ssl-train"), "-a", "tsvm", "-W", "1e-3", "--verbose",
+                              "--cluster", c.scheduler_address, str(data), str(tmp / "m")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in p.stderr:
+            if "λ_u step" in line or "Newton step" in line:
+                break
+        for pid in sorted(client.run(os.getpid).values())[-2:]:
+            os.kill(pid, signal.SIGKILL)
+        try:
+            err = p.communicate(timeout=400)[1]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise AssertionError("ssl-train --cluster hangs after losing two workers") from None
+    assert "Traceback" not in err and " - distributed." not in err, err
+    lines = [x for x in err.splitlines() if x.strip()]
+    if p.returncode == 0:
+        assert (tmp / "m").exists()
+    else:
+        assert p.returncode == 1 and lines[-1].startswith("ssl-train: error: "), err
+
+
+def test_the_scheduler_killed_mid_fit_leaves_only_the_commands_lines(tmp):
+    """The scheduler killed mid-fit: stderr carries the command's own lines only (no Dask log
+    line), and the run ends (the fit's own channel goes on without the scheduler)."""
+    import signal
+    import subprocess
+
+    from conftest import BIN, shared
+
+    sched = subprocess.Popen([str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port",
+                              "0", "--no-dashboard"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    workers = []
+    try:
+        address = None
+        for line in sched.stdout:
+            if "Scheduler at:" in line:
+                address = line.split("Scheduler at:")[1].strip()
+                break
+        assert address
+        threading.Thread(target=sched.stdout.read, daemon=True).start()
+        workers = [subprocess.Popen([str(BIN / "dask"), "worker", address, "--nthreads", "1",
+                                     "--host", "127.0.0.1", "--no-dashboard", "--no-nanny"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   for _ in range(2)]
+        with distributed.Client(address) as cl:
+            cl.wait_for_workers(2, timeout=60)
+        data = shared("bench", "w8a-200", "train.svm")
+        p = subprocess.Popen([str(BIN / "ssl-train"), "-a", "tsvm", "-W", "1e-3", "--verbose",
+                              "--cluster", address, str(data), str(tmp / "m")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in p.stderr:
+            if "λ_u step" in line or "Newton step" in line:
+                break
+        sched.send_signal(signal.SIGKILL)
+        try:
+            err = p.communicate(timeout=300)[1]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise AssertionError("ssl-train --cluster hangs after losing the scheduler") from None
+    finally:
+        sched.kill()
+        for w in workers:
+            w.kill()
+            w.wait()
+    assert "Traceback" not in err and "Failed to reconnect" not in err, err
+    assert " - distributed." not in err, err
+    lines = [x for x in err.splitlines() if x.strip()]
+    if p.returncode != 0:
+        assert p.returncode == 1 and lines[-1].startswith("ssl-train: error: "), err
+        assert len([x for x in lines if x.startswith("ssl-train: error: ")]) == 1, err
+
+
+def test_a_stranger_attacking_mid_fit_changes_nothing(tmp):
+    """While a fit runs, a stranger sends pickles, garbage and huge headers to every port the
+    workers listen on besides Dask's own: no code runs, and the model is the one-process
+    model."""
+    import subprocess
+
+    import psutil
+    from conftest import BIN, SAMPLES, run
+
+    marker = tmp / "ran"
+    payload = pickle.dumps(_Marker(str(marker)))
+    attacks = [struct.pack("<Q", len(payload)) + payload, struct.pack("<Q", 2**63),
+               os.urandom(64)]
+    args = ["-a", "da", "-W", "1e-3", str(SAMPLES / "pcmac.train")]
+    run("ssl-train", "-q", "--check", "none", *args, tmp / "local", check=0)
+    stop = threading.Event()
+    hits = []
+    models = set()
+    with _local_cluster() as c, distributed.Client(c) as client:
+        pids = client.run(os.getpid)
+        dask_ports = {int(a.rsplit(":", 1)[1]) for a in pids}
+
+        def attack():
+            while not stop.is_set():
+                for pid in pids.values():
+                    try:
+                        conns = psutil.Process(pid).net_connections(kind="tcp")
+                    except psutil.Error:
+                        continue
+                    for k in conns:
+                        if k.status != psutil.CONN_LISTEN or k.laddr.port in dask_ports:
+                            continue
+                        for a in attacks:
+                            try:
+                                with socket.create_connection(k.laddr, timeout=1) as s:
+                                    s.sendall(a)
+                                    hits.append(k.laddr.port)
+                            except OSError:
+                                pass
+                time.sleep(0.001)
+
+        t = threading.Thread(target=attack)
+        t.start()
+        try:
+            for _ in range(3):
+                r = subprocess.run([str(BIN / "ssl-train"), "-q", "--cluster",
+                                    c.scheduler_address, *args, str(tmp / "m")],
+                                   capture_output=True, text=True, timeout=300)
+                assert r.returncode == 0, r.stderr
+                np.testing.assert_allclose(_stat((tmp / "m").read_text(), "objective"),
+                                           _stat((tmp / "local").read_text(), "objective"),
+                                           rtol=1e-9)
+                models.add((tmp / "m").read_bytes())
+        finally:
+            stop.set()
+            t.join()
+    print(f"{len(hits)} attacks reached a block host's listener")
+    assert not marker.exists()
+    assert len(models) == 1  # the same blocks, the same bytes, attacked or not
