@@ -25,9 +25,8 @@ import time
 import numpy as np
 
 from ssl_svm.solvers import linalg_numpy as C0
-from ssl_svm.solvers import progress
 from ssl_svm.solvers.errors import ProblemError
-from ssl_svm.solvers.linear import FORCING_MIN_STEP, SVM_FORCING, LinearResult
+from ssl_svm.solvers.linear import SVM_FORCING, LinearResult, newton_loop
 from ssl_svm.solvers.s3vm import (
     DA_ANNEALING_RATE,
     DA_INIT_TEMP,
@@ -233,86 +232,73 @@ def line_search(blocks, key, lam, w, w_bar) -> float:
 
 # --------------------------------------------------------------------------- MFN
 
+class BlockRows:
+    """Problem ``key`` of the blocks as :func:`solvers.linear.newton_loop` uses rows: each
+    call one request to every block, the parts summed in block order."""
+
+    def __init__(self, blocks, key, lam, bias, eps, precondition, direct):
+        self.blocks, self.key, self.lam, self.bias, self.eps = blocks, key, lam, bias, eps
+        self.precondition, self.direct = precondition, direct
+
+    def _kkt(self, which, w, n_rows) -> bool:
+        parts = self.blocks.call("gradient", self.key, which, w, n_rows)
+        gg, zz, ff = C0.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
+                                        _sum([p[2] for p in parts]), n_rows, self.bias,
+                                        self.lam, w)
+        return gg <= self.eps * self.eps * zz or gg <= ff
+
+    def active(self):
+        parts = self.blocks.call("active", self.key)
+        return _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+
+    def sq_norm(self, w) -> float:
+        return float(w @ w)
+
+    def newton_point(self, w_bar, eps_cur, cgmax, forcing):
+        opt, cg_it = cgls(self.blocks, self.key, self.lam, w_bar, eps_cur, cgmax,
+                          self.precondition, forcing, self.direct, self.bias)
+        return opt, cg_it, all(self.blocks.call("finish_bar", self.key, w_bar, eps_cur))
+
+    def exact_bar(self, w_bar):
+        parts = self.blocks.call("exact_bar", self.key, w_bar)
+        n_rows = sum(p[1] for p in parts)
+        return _sum([p[0] for p in parts]), n_rows, self._kkt("bar", w_bar, n_rows)
+
+    def accept_bar(self):
+        self.blocks.call("accept_bar", self.key)
+
+    def line_search(self, w, w_bar) -> float:
+        return line_search(self.blocks, self.key, self.lam, w, w_bar)
+
+    def move(self, delta):
+        parts = self.blocks.call("move", self.key, delta)
+        return _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+
+    def recompute(self, w):
+        parts = self.blocks.call("recompute", self.key, w)
+        loss, n_rows = _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+        return loss, n_rows, self._kkt("o", w, n_rows), all(p[2] for p in parts)
+
+
 def mfn(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX, w0=None,
         keep_outputs=False, tag="", precondition=True, forcing=0.0,
         direct=None) -> LinearResult:
-    """:func:`solvers.linear.l2svm_mfn` on problem ``key`` of the blocks: w0 seeds w (the
-    blocks' outputs o are computed from it, or kept as they are with ``keep_outputs``: a
-    switching or annealing step whose o is X̃w0 already). The result's o is None (the outputs
-    stay on the blocks). ``direct``: the fit's :class:`solvers.linalg_numpy.DirectSolves`
-    (a new one when None), as :func:`solvers.linear.l2svm_mfn`'s routines hold it."""
-    n = blocks.d + 1
+    """:func:`solvers.linear.l2svm_mfn` on problem ``key`` of the blocks
+    (:func:`solvers.linear.newton_loop` over :class:`BlockRows`): w0 seeds w (the blocks'
+    outputs o are computed from it, or kept as they are with ``keep_outputs``: a switching or
+    annealing step whose o is X̃w0 already). The result's o is None (the outputs stay on the
+    blocks). ``direct``: the fit's :class:`solvers.linalg_numpy.DirectSolves` (a new one when
+    None), as :func:`solvers.linear.l2svm_mfn`'s routines hold it."""
     if direct is None:
         direct = C0.DirectSolves()
     cold = w0 is None
-    w = np.zeros(n) if cold else np.array(w0, dtype=np.float64)
+    w = np.zeros(blocks.d + 1) if cold else np.array(w0, dtype=np.float64)
     if not keep_outputs:
         blocks.call("outputs_of", key, w)
-
-    def active():
-        parts = blocks.call("active", key)
-        return _sum([p[0] for p in parts]), sum(p[1] for p in parts)
-
-    def kkt(which, w, n_rows):
-        parts = blocks.call("gradient", key, which, w, n_rows)
-        gg, zz, ff = C0.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
-                                        _sum([p[2] for p in parts]), n_rows, bias, lam, w)
-        return gg <= eps * eps * zz or gg <= ff
-
-    eps_cur = max(C0.BIG_EPSILON, eps) if cold else eps
-    cgmax = C0.SMALL_CGITERMAX if cold else C0.CGITERMAX
-    loss, nJ = active()
-    F = 0.5 * lam * float(w @ w) + loss
-    cg_total = 0
-    reason = "iteration limit"
-    converged = False
-    it = 0
-    while it < max_iter:
-        it += 1
-        w_bar = w.copy()
-        opt, cg_it = cgls(blocks, key, lam, w_bar, eps_cur, cgmax, precondition, forcing,
-                          direct, bias)
-        cg_total += cg_it
-        agree = all(blocks.call("finish_bar", key, w_bar, eps_cur))
-        cgmax = C0.CGITERMAX
-        if opt and agree:
-            if eps_cur > eps:
-                eps_cur = eps
-                continue
-            parts = blocks.call("exact_bar", key, w_bar)
-            nJ2 = sum(p[1] for p in parts)
-            if kkt("bar", w_bar, nJ2):
-                blocks.call("accept_bar", key)
-                w = w_bar
-                F = 0.5 * lam * float(w @ w) + _sum([p[0] for p in parts])
-                reason, converged = "optimal", True
-                break
-        delta = line_search(blocks, key, lam, w, w_bar)
-        w += delta * (w_bar - w)
-        if forcing > 0.0 and delta < FORCING_MIN_STEP:
-            forcing = 0.0
-        F_old = F
-        parts = blocks.call("move", key, delta)
-        loss, nJ = _sum([p[0] for p in parts]), sum(p[1] for p in parts)
-        F = 0.5 * lam * float(w @ w) + loss
-        log.debug("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG "
-                  "iterations", tag, it, F, delta, nJ, cg_it)
-        progress.beat(log, "%sNewton step %d of at most %d: objective %.10g, %d active rows",
-                      tag, it, max_iter, F, nJ)
-        if abs(F - F_old) < C0.RELATIVE_STOP_EPS * abs(F_old):
-            parts = blocks.call("recompute", key, w)
-            loss, nJ = _sum([p[0] for p in parts]), sum(p[1] for p in parts)
-            F = 0.5 * lam * float(w @ w) + loss
-            if kkt("o", w, nJ):
-                reason, converged = "optimal (objective change < 1e-9)", True
-                break
-            if forcing > 0.0:
-                forcing = 0.0
-                continue
-            if all(p[2] for p in parts):
-                reason = "no progress: the objective changes by less than 1e-9"
-                break
-    return LinearResult(w, None, float(F), it, cg_total, converged, reason)
+    rows = BlockRows(blocks, key, lam, bias, eps, precondition, direct)
+    w, F, it, cg_total, converged, reason = newton_loop(
+        rows, lam, w, cold=cold, eps=eps, max_iter=max_iter, forcing=forcing, tag=tag)
+    return LinearResult(w, None, F, it, cg_total, converged, reason)
 
 
 def rls(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.CGITERMAX, w0=None,

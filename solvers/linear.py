@@ -209,10 +209,176 @@ class Routines:
                           int(sc[5]), itermax, J.size)
 
 
+def newton_loop(rows, lam, w, *, cold, eps, max_iter, forcing, tag):
+    """L2-SVM-MFN's outer iterations (SVMlin's heuristics, see :func:`l2svm_mfn`) over
+    ``rows``, whatever holds them: the rows of this process (:class:`MfnRows`) or the blocks of
+    a cluster (:class:`solvers.distributed.BlockRows`). ``w`` (updated in place) is the start,
+    whose outputs the rows already hold. Returns (w, F, iterations, CG iterations, converged,
+    reason).
+
+    The protocol (each call after the previous one's state):
+
+    - ``active()`` -> (loss, active rows) at the current outputs;
+    - ``sq_norm(w)`` -> ||w̃||²;
+    - ``newton_point(w_bar, eps, cgmax, forcing)`` -> (CG converged, iterations, margins agree
+      with the active set): the Newton point w̄ (in place, from w) and its outputs;
+    - ``exact_bar(w_bar)`` -> (loss, gradient test passed): exact outputs at w̄, its own active
+      set, the objective's gradient there under CGLS's relative test; ``accept_bar()`` makes
+      w̄'s outputs and active set the current ones;
+    - ``line_search(w, w_bar)`` -> δ; ``move(delta)`` -> (loss, active rows) at o + δ(ō - o);
+    - ``recompute(w)`` -> (loss, active rows, gradient test passed, active set unchanged
+      since the step before): outputs computed anew at w.
+    """
+    eps_cur = max(linalg_numpy.BIG_EPSILON, eps) if cold else eps
+    cgmax = linalg_numpy.SMALL_CGITERMAX if cold else linalg_numpy.CGITERMAX
+    loss, nJ = rows.active()
+    F = 0.5 * lam * rows.sq_norm(w) + loss
+    cg_total = 0
+    reason = "iteration limit"
+    converged = False
+    it = 0
+    while it < max_iter:
+        it += 1
+        w_bar = w.copy()
+        opt, cg_it, agree = rows.newton_point(w_bar, eps_cur, cgmax, forcing)
+        cg_total += cg_it
+        cgmax = linalg_numpy.CGITERMAX
+        if opt and agree:
+            if eps_cur > eps:
+                log.debug("%s  tolerance %g problem solved; continuing with %g", tag, eps_cur, eps)
+                eps_cur = eps
+                continue
+            # the margins agree within eps in output units, but that is not scale-free: when
+            # the active rows' residuals are themselves ~eps (nearly separable data, large
+            # feature values) a row just outside the margin still carries a large share of
+            # the gradient. Optimal only if the gradient of the objective at w_bar, with the
+            # active set w_bar itself defines, passes CGLS's own relative test.
+            loss_bar, nJ_bar, ok = rows.exact_bar(w_bar)
+            if ok:
+                rows.accept_bar()
+                w = w_bar
+                loss, nJ = loss_bar, nJ_bar
+                F = 0.5 * lam * rows.sq_norm(w) + loss
+                reason, converged = "optimal", True
+                log.debug("%sNewton step %d: objective %.10g, %d active rows, %d CG iterations "
+                          "(optimal)", tag, it, F, nJ, cg_it)
+                break
+        delta = rows.line_search(w, w_bar)
+        w += delta * (w_bar - w)
+        if forcing > 0.0 and delta < FORCING_MIN_STEP:
+            # a truncated step the line search cuts this short points nowhere useful (a nearly
+            # singular active set: raw pixels, features x100); such steps went on for the whole
+            # Newton limit 18x above the optimum. Solve the systems to eps from here
+            forcing = 0.0
+        F_old = F
+        loss, nJ = rows.move(delta)
+        F = 0.5 * lam * rows.sq_norm(w) + loss
+        log.debug("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG iterations",
+                  tag, it, F, delta, nJ, cg_it)
+        progress.beat(log, "%sNewton step %d of at most %d: objective %.10g, %d active rows",
+                      tag, it, max_iter, F, nJ)
+        if abs(F - F_old) < linalg_numpy.RELATIVE_STOP_EPS * abs(F_old):
+            # SVMlin stops here outright. A tiny step is also what the exact line search gives
+            # when the Newton point of a nearly singular active set lies far off (few active
+            # rows, large feature values): the next step, with the rows it reached, moves on.
+            # So: optimal if the gradient test passes; stuck if the active set is the same
+            # (the next Newton point would be this one's again); otherwise go on.
+            loss, nJ, ok, same = rows.recompute(w)
+            F = 0.5 * lam * rows.sq_norm(w) + loss
+            if ok:
+                reason, converged = "optimal (objective change < 1e-9)", True
+                break
+            if forcing > 0.0:
+                # truncated solves no longer move w: solve the systems to eps from here
+                forcing = 0.0
+                continue
+            if same:
+                reason = "no progress: the objective changes by less than 1e-9"
+                break
+    return w, float(F), it, cg_total, converged, reason
+
+
+class MfnRows:
+    """The rows of this process as :func:`newton_loop` uses them: X (CSR), targets Y and costs
+    C (per virtual row with ``phys``), the outputs o = X̃w per row of X, the active set."""
+
+    def __init__(self, X, Y, C, lam, bias, eps, o, phys, precondition, routines):
+        self.a = (X.indptr, X.indices, X.data, float(bias))
+        self.m = X.shape[0]
+        self.Y, self.C, self.lam, self.eps = Y, C, lam, eps
+        self.o = o
+        self.phys = phys
+        self.precondition = precondition
+        self.routines = routines
+        self.state = None  # (J, I, loss, targets and costs for CGLS, per-copy active flags)
+        self.J_old = None
+
+    def _active(self, o):
+        """(J, I, loss, targets and costs for CGLS, per-copy active flags or None)."""
+        la = self.routines.la
+        if self.phys is None:
+            J, I, loss = la.split_active(self.Y, o, self.C)
+            return J, I, loss, self.Y, self.C, None
+        return la.split_virtual(self.Y, self.C, self.phys, o, self.m)
+
+    def _kkt(self, state, w, o) -> bool:
+        """CGLS's relative residual test on the objective's gradient at w (active set J),
+        passed also when the gradient is within what rounding alone produces."""
+        J, _, _, Ye, Ce, _ = state
+        gg, zz, ff = self.routines.la.gradient_norms(*self.a, Ye, Ce, J, self.lam, w, o,
+                                                     self.eps)
+        return gg <= self.eps * self.eps * zz or gg <= ff
+
+    def active(self):
+        self.state = self._active(self.o)
+        return self.state[2], self.state[0].size
+
+    def sq_norm(self, w) -> float:
+        return self.routines.la.sq_norm(w)
+
+    def newton_point(self, w_bar, eps_cur, cgmax, forcing):
+        J, I, _, Ye, Ce, act = self.state
+        self.o_bar = self.o.copy()
+        opt, cg_it = self.routines.cgls(*self.a, Ye, Ce, J, self.lam, w_bar, self.o_bar,
+                                        eps_cur, cgmax, self.precondition, forcing)
+        la = self.routines.la
+        la.outputs(*self.a, w_bar, I, self.o_bar)
+        agree = (la.margins_agree(self.Y, self.o_bar, J, I, eps_cur) if self.phys is None else
+                 la.margins_agree_virtual(self.Y, self.phys, self.o_bar, act, eps_cur))
+        return opt, cg_it, agree
+
+    def exact_bar(self, w_bar):
+        self.routines.la.outputs(*self.a, w_bar, self.state[0], self.o_bar)
+        self.bar = self._active(self.o_bar)
+        return self.bar[2], self.bar[0].size, self._kkt(self.bar, w_bar, self.o_bar)
+
+    def accept_bar(self):
+        self.o, self.state = self.o_bar, self.bar
+
+    def line_search(self, w, w_bar) -> float:
+        la = self.routines.la
+        if self.phys is None:
+            return la.line_search(w, w_bar, self.lam, self.o, self.o_bar, self.Y, self.C)
+        return la.line_search(w, w_bar, self.lam, self.o[self.phys], self.o_bar[self.phys],
+                              self.Y, self.C)
+
+    def move(self, delta):
+        self.o += delta * (self.o_bar - self.o)
+        self.J_old = self.state[0]
+        return self.active()
+
+    def recompute(self, w):
+        self.routines.la.outputs(*self.a, w, np.arange(self.m), self.o)
+        loss, nJ = self.active()
+        return loss, nJ, self._kkt(self.state, w, self.o), np.array_equal(self.state[0],
+                                                                          self.J_old)
+
+
 def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITERMAX, w0=None,
               o0=None, tag="", precondition=True, phys=None, forcing=0.0,
               numpy=False, routines=None) -> LinearResult:
-    """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton.
+    """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton
+    (:func:`newton_loop` over the rows of this process).
 
     Each Newton step solves the regularised least-squares problem on the active rows
     (``Y_i o_i < 1``) by seeded CGLS, then moves by the exact line search. SVMlin's heuristics:
@@ -238,11 +404,9 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITER
     X = _csr(X)
     if routines is None:
         routines = Routines(numpy)
-    la = routines.la
     m, d = X.shape
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
-    a = (X.indptr, X.indices, X.data, float(bias))
     cold = w0 is None
     w = np.zeros(d + 1) if cold else np.array(w0, dtype=np.float64)
     if o0 is not None:
@@ -250,99 +414,11 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITER
     else:
         o = np.zeros(m)
         if not cold:
-            la.outputs(*a, w, np.arange(m), o)
-
-    def active(o):
-        """(J, I, loss, targets and costs for CGLS, per-copy active flags or None)."""
-        if phys is None:
-            J, I, loss = la.split_active(Y, o, C)
-            return J, I, loss, Y, C, None
-        return la.split_virtual(Y, C, phys, o, m)
-
-    def kkt(J, Ye, Ce, w, o):
-        """CGLS's relative residual test on the objective's gradient at w (active set J),
-        passed also when the gradient is within what rounding alone produces."""
-        gg, zz, ff = la.gradient_norms(*a, Ye, Ce, J, lam, w, o, eps)
-        return gg <= eps * eps * zz or gg <= ff
-
-    eps_cur = max(linalg_numpy.BIG_EPSILON, eps) if cold else eps
-    cgmax = linalg_numpy.SMALL_CGITERMAX if cold else linalg_numpy.CGITERMAX
-    J, I, loss, Ye, Ce, act = active(o)
-    F = 0.5 * lam * la.sq_norm(w) + loss
-    cg_total = 0
-    reason = "iteration limit"
-    converged = False
-    it = 0
-    while it < max_iter:
-        it += 1
-        w_bar = w.copy()
-        o_bar = o.copy()
-        opt, cg_it = routines.cgls(*a, Ye, Ce, J, lam, w_bar, o_bar, eps_cur, cgmax,
-                                   precondition, forcing)
-        la = routines.la
-        cg_total += cg_it
-        la.outputs(*a, w_bar, I, o_bar)
-        cgmax = linalg_numpy.CGITERMAX
-        agree = (la.margins_agree(Y, o_bar, J, I, eps_cur) if phys is None else
-                 la.margins_agree_virtual(Y, phys, o_bar, act, eps_cur))
-        if opt and agree:
-            if eps_cur > eps:
-                log.debug("%s  tolerance %g problem solved; continuing with %g", tag, eps_cur, eps)
-                eps_cur = eps
-                continue
-            # the margins agree within eps in output units, but that is not scale-free: when
-            # the active rows' residuals are themselves ~eps (nearly separable data, large
-            # feature values) a row just outside the margin still carries a large share of
-            # the gradient. Optimal only if the gradient of the objective at w_bar, with the
-            # active set w_bar itself defines, passes CGLS's own relative test.
-            la.outputs(*a, w_bar, J, o_bar)  # exact, not CG's running sums
-            J2, I2, loss2, Ye2, Ce2, act2 = active(o_bar)
-            if kkt(J2, Ye2, Ce2, w_bar, o_bar):
-                w, o = w_bar, o_bar
-                J, I, loss, Ye, Ce, act = J2, I2, loss2, Ye2, Ce2, act2
-                F = 0.5 * lam * la.sq_norm(w) + loss
-                reason, converged = "optimal", True
-                log.debug("%sNewton step %d: objective %.10g, %d active rows, %d CG iterations "
-                          "(optimal)", tag, it, F, J.size, cg_it)
-                break
-        if phys is None:
-            delta = la.line_search(w, w_bar, lam, o, o_bar, Y, C)
-        else:
-            delta = la.line_search(w, w_bar, lam, o[phys], o_bar[phys], Y, C)
-        w += delta * (w_bar - w)
-        o += delta * (o_bar - o)
-        if forcing > 0.0 and delta < FORCING_MIN_STEP:
-            # a truncated step the line search cuts this short points nowhere useful (a nearly
-            # singular active set: raw pixels, features x100); such steps went on for the whole
-            # Newton limit 18x above the optimum. Solve the systems to eps from here
-            forcing = 0.0
-        F_old, J_old = F, J
-        J, I, loss, Ye, Ce, act = active(o)
-        F = 0.5 * lam * la.sq_norm(w) + loss
-        log.debug("%sNewton step %d: objective %.10g, step %.4g, %d active rows, %d CG iterations",
-                  tag, it, F, delta, J.size, cg_it)
-        progress.beat(log, "%sNewton step %d of at most %d: objective %.10g, %d active rows",
-                      tag, it, max_iter, F, J.size)
-        if abs(F - F_old) < linalg_numpy.RELATIVE_STOP_EPS * abs(F_old):
-            # SVMlin stops here outright. A tiny step is also what the exact line search gives
-            # when the Newton point of a nearly singular active set lies far off (few active
-            # rows, large feature values): the next step, with the rows it reached, moves on.
-            # So: optimal if the gradient test passes; stuck if the active set is the same
-            # (the next Newton point would be this one's again); otherwise go on.
-            la.outputs(*a, w, np.arange(m), o)
-            J, I, loss, Ye, Ce, act = active(o)
-            F = 0.5 * lam * la.sq_norm(w) + loss
-            if kkt(J, Ye, Ce, w, o):
-                reason, converged = "optimal (objective change < 1e-9)", True
-                break
-            if forcing > 0.0:
-                # truncated solves no longer move w: solve the systems to eps from here
-                forcing = 0.0
-                continue
-            if np.array_equal(J, J_old):
-                reason = "no progress: the objective changes by less than 1e-9"
-                break
-    return LinearResult(w, o, float(F), it, cg_total, converged, reason)
+            routines.la.outputs(X.indptr, X.indices, X.data, float(bias), w, np.arange(m), o)
+    rows = MfnRows(X, Y, C, lam, bias, eps, o, phys, precondition, routines)
+    w, F, it, cg_total, converged, reason = newton_loop(
+        rows, lam, w, cold=cold, eps=eps, max_iter=max_iter, forcing=forcing, tag=tag)
+    return LinearResult(w, rows.o, F, it, cg_total, converged, reason)
 
 
 def rls_cgls(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.CGITERMAX, w0=None,
