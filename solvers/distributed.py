@@ -28,13 +28,10 @@ from ssl_svm.solvers import linalg_numpy as C0
 from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.linear import SVM_FORCING, LinearResult, newton_loop
 from ssl_svm.solvers.s3vm import (
-    DA_ANNEALING_RATE,
-    DA_INIT_TEMP,
-    DA_INNER_ITERMAX,
-    DA_OUTER_ITERMAX,
-    TSVM_ANNEALING_RATE,
     TSVM_LAMBDA_SMALL,
+    da_annealing,
     find_nu,
+    tsvm_switching,
 )
 
 log = logging.getLogger("ssl.solver.distributed")
@@ -384,6 +381,28 @@ def _switch(blocks, key, S) -> int:
     return s
 
 
+class TsvmBlocks:
+    """The blocks' problem "all" as :func:`solvers.s3vm.tsvm_switching` uses rows."""
+
+    def __init__(self, blocks, lam, l, u, kw):
+        self.blocks, self.lam, self.l, self.u, self.kw = blocks, lam, l, u, kw
+
+    def switch(self, res, S) -> int:
+        return _switch(self.blocks, "all", S)
+
+    def retrain(self, res):
+        return mfn(self.blocks, "all", self.lam, w0=res.w, keep_outputs=True, **self.kw)
+
+    def set_unlabeled_cost(self, c) -> None:
+        self.blocks.call("set_unlabeled_cost", "all", c / self.u)
+
+    def objective(self, res, lam0) -> float:
+        return _transductive_cost(self.blocks, "all", res.w, self.l, self.u, self.lam, lam0)
+
+    def record(self, lam0, res) -> None:
+        pass
+
+
 def tsvm(blocks, counts, lam, lam_u, S, r, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX,
          tag=""):
     """:func:`solvers.s3vm.tsvm_binary` over the blocks (the task set by ``set_task``;
@@ -405,39 +424,58 @@ def tsvm(blocks, counts, lam, lam_u, S, r, *, bias, eps=1e-6, max_iter=C0.MFNITE
     lam0 = min(TSVM_LAMBDA_SMALL, lam_u)
     blocks.call("set_unlabeled_cost", "all", lam0 / u)
     res = mfn(blocks, "all", lam, **kw)
-    switches = 0
-    steps = 0
-    retrains = 2
-    last = lam0 >= lam_u
-    while True:
-        steps += 1
-        round_switches = 0
-        while True:
-            s = _switch(blocks, "all", S)
-            if s == 0:
-                break
-            switches += s
-            round_switches += s
-            res = mfn(blocks, "all", lam, w0=res.w, keep_outputs=True, **kw)
-            retrains += 1
-        level = (logging.INFO if steps == 1 or steps % 10 == 0 or last or round_switches
-                 else logging.DEBUG)
-        if log.isEnabledFor(level):
-            log.log(level, "%stsvm: λ_u step %d (λ′ = %.4g): %d pairs switched, objective "
-                    "%.10g (%.2f s)", tag, steps, lam0, round_switches,
-                    _transductive_cost(blocks, "all", res.w, l, u, lam, lam0),
-                    time.perf_counter() - t0)
-        if last:
-            break
-        lam0 = TSVM_ANNEALING_RATE * lam0
-        if lam0 >= lam_u:
-            lam0 = lam_u
-            last = True
-        blocks.call("set_unlabeled_cost", "all", lam0 / u)
-        res = mfn(blocks, "all", lam, w0=res.w, keep_outputs=True, **kw)
-        retrains += 1
+    rows = TsvmBlocks(blocks, lam, l, u, kw)
+    res, switches, steps, retrains = tsvm_switching(rows, lam_u, S, lam0, res, t0=t0, tag=tag)
     cost = _transductive_cost(blocks, "all", res.w, l, u, lam, lam_u)
     return res.w, cost, {"switches": switches, "lambda_u_steps": steps, "retrains": retrains}
+
+
+class DaBlocks:
+    """The blocks' virtual problem "v" as :func:`solvers.s3vm.da_annealing` uses rows: the
+    p-step's ν is :func:`solvers.s3vm.find_nu` over the blocks' summed balances."""
+
+    def __init__(self, blocks, lam, lam_u, r, l, u, kw):
+        self.blocks, self.lam, self.lam_u, self.r, self.l, self.u = blocks, lam, lam_u, r, l, u
+        self.kw = kw
+        self.lr = math.log(r) - math.log1p(-r)
+        self.H = 1.0
+
+    def p_step(self, res, T):
+        blocks, u, r, lr = self.blocks, self.u, self.r, self.lr
+        g = blocks.call("da_scores", "v", self.lam_u)
+        gmin = min(x[0] for x in g)
+        gmax = max(x[1] for x in g)
+        gmean = _sum([x[2] for x in g]) / u
+
+        def balance_at(nu):
+            parts = blocks.call("da_balance", T, nu)
+            s = _sum([p[0] for p in parts])
+            ds = _sum([p[1] for p in parts])
+            return s / u - r, ds / (u * T)
+
+        nu = find_nu(balance_at, gmin + T * lr, gmax + T * lr, gmean + T * lr)
+        parts = blocks.call("da_probabilities", T, nu)
+        err = abs(_sum([p[0] for p in parts]) / u - r)
+        kl = _sum([p[1] for p in parts]) / u
+        self.H = _sum([p[2] for p in parts]) / u
+        blocks.call("da_costs", "v", self.lam_u, u)
+        return err, kl
+
+    def retrain(self, res):
+        return mfn(self.blocks, "v", self.lam, w0=res.w, keep_outputs=True, **self.kw)
+
+    def objective(self, res) -> float:
+        return _transductive_cost(self.blocks, "v", res.w, self.l, self.u, self.lam,
+                                  self.lam_u)
+
+    def keep(self, res):
+        return res.w.copy()
+
+    def entropy(self) -> float:
+        return self.H
+
+    def record(self, T, F) -> None:
+        pass
 
 
 def da(blocks, counts, lam, lam_u, r, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX, tag=""):
@@ -455,47 +493,9 @@ def da(blocks, counts, lam, lam_u, r, *, bias, eps=1e-6, max_iter=C0.MFNITERMAX,
     blocks.call("problem_virtual", "v", 1.0 / l)
     blocks.call("da_costs", "v", lam_u, u, r)
     res = mfn(blocks, "v", lam, **kw)
-    F = _transductive_cost(blocks, "v", res.w, l, u, lam, lam_u)
-    best_w, best_F = res.w.copy(), F
-    T = DA_INIT_TEMP * lam_u
-    H = 1.0
-    outer = 0
-    inner_total = 0
-    balance = 0.0
-    lr = math.log(r) - math.log1p(-r)
-    while outer < DA_OUTER_ITERMAX and H > eps and T > 0.0:
-        outer += 1
-        kl = 1.0
-        inner = 0
-        while inner < DA_INNER_ITERMAX and kl > eps:
-            inner += 1
-            g = blocks.call("da_scores", "v", lam_u)
-            gmin = min(x[0] for x in g)
-            gmax = max(x[1] for x in g)
-            gmean = _sum([x[2] for x in g]) / u
-
-            def balance_at(nu, T=T):
-                parts = blocks.call("da_balance", T, nu)
-                s = _sum([p[0] for p in parts])
-                ds = _sum([p[1] for p in parts])
-                return s / u - r, ds / (u * T)
-
-            nu = find_nu(balance_at, gmin + T * lr, gmax + T * lr, gmean + T * lr)
-            parts = blocks.call("da_probabilities", T, nu)
-            balance = max(balance, abs(_sum([p[0] for p in parts]) / u - r))
-            kl = _sum([p[1] for p in parts]) / u
-            H = _sum([p[2] for p in parts]) / u
-            blocks.call("da_costs", "v", lam_u, u)
-            res = mfn(blocks, "v", lam, w0=res.w, keep_outputs=True, **kw)
-            F = _transductive_cost(blocks, "v", res.w, l, u, lam, lam_u)
-            if F < best_F:
-                best_w, best_F = res.w.copy(), F
-        inner_total += inner
-        log.log(logging.INFO if outer == 1 or outer % 10 == 0 else logging.DEBUG,
-                "%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
-                "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
-                time.perf_counter() - t0)
-        T /= DA_ANNEALING_RATE
+    rows = DaBlocks(blocks, lam, lam_u, r, l, u, kw)
+    best_w, best_F, outer, inner_total, balance = da_annealing(rows, lam_u, eps, res,
+                                                               t0=t0, tag=tag)
     return best_w, best_F, {"temperatures": outer, "inner_rounds": inner_total,
                             "balance_error": balance}
 

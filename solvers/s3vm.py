@@ -107,6 +107,79 @@ def kernels(routines: Routines):
     return s3vm_numpy
 
 
+def tsvm_switching(rows, lam_u, S, lam0, res, *, t0, tag):
+    """tsvm's switching and λ′ annealing (steps 4 on of :func:`tsvm_binary`) over ``rows``,
+    whatever holds them (:class:`_TsvmRows` here, :class:`solvers.distributed.TsvmBlocks` on
+    a cluster), from the fit ``res`` at λ′ = ``lam0`` on labels already set: switch up to S
+    pairs and retrain seeded until no pair qualifies, then λ′ ← min(1.5 λ′, λ_u); the round at
+    λ′ = λ_u is the last. Returns (the last fit, pairs switched, λ′ steps, retrainings
+    counting the two before).
+
+    The protocol: ``switch(res, S)`` -> pairs switched; ``retrain(res)`` -> the fit seeded
+    from ``res`` at the current labels and costs; ``set_unlabeled_cost(c)`` (each unlabeled
+    row's cost c/u); ``objective(res, lam0)`` -> the transductive objective at λ′;
+    ``record(lam0, res)`` after each fit."""
+    switches = 0
+    steps = 0
+    retrains = 2
+    last = lam0 >= lam_u
+    while True:
+        steps += 1
+        round_switches = 0
+        while True:
+            s = rows.switch(res, S)
+            if s == 0:
+                break
+            switches += s
+            round_switches += s
+            res = rows.retrain(res)
+            retrains += 1
+            rows.record(lam0, res)
+        # the first step, every tenth, the last and those that switched pairs are said; the
+        # rest (about 30 steps: 30 lines on a 500-row file) only with --verbose
+        level = (logging.INFO if steps == 1 or steps % 10 == 0 or last or round_switches
+                 else logging.DEBUG)
+        if log.isEnabledFor(level):
+            log.log(level, "%stsvm: λ_u step %d (λ′ = %.4g): %d pairs switched, objective "
+                    "%.10g (%.2f s)", tag, steps, lam0, round_switches,
+                    rows.objective(res, lam0), time.perf_counter() - t0)
+        if last:
+            break
+        lam0 = TSVM_ANNEALING_RATE * lam0
+        if lam0 >= lam_u:
+            lam0 = lam_u
+            last = True
+        rows.set_unlabeled_cost(lam0)
+        res = rows.retrain(res)
+        retrains += 1
+        rows.record(lam0, res)
+    return res, switches, steps, retrains
+
+
+class _TsvmRows:
+    """The rows of a :func:`tsvm_binary` fit in this process, for :func:`tsvm_switching`."""
+
+    def __init__(self, X, y, Y, C, lab, unl, lam, routines, kw):
+        self.X, self.y, self.Y, self.C, self.lab, self.unl = X, y, Y, C, lab, unl
+        self.lam, self.routines, self.kw = lam, routines, kw
+        self.trace = []
+
+    def switch(self, res, S) -> int:
+        return int(kernels(self.routines).switch_labels(self.Y, res.o, self.unl, S))
+
+    def retrain(self, res):
+        return l2svm_mfn(self.X, self.Y, self.C, self.lam, w0=res.w, o0=res.o, **self.kw)
+
+    def set_unlabeled_cost(self, c) -> None:
+        self.C[self.unl] = c / self.unl.size
+
+    def objective(self, res, lam0) -> float:
+        return transductive_cost(res.w, res.o, self.y, self.lab, self.unl, self.lam, lam0)
+
+    def record(self, lam0, res) -> None:
+        self.trace.append((lam0, res.objective, int(np.sum(self.Y[self.unl] > 0))))
+
+
 def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6,
                 max_iter=linalg_numpy.MFNITERMAX, tag="", warm=None,
                 numpy=False) -> S3VMResult:
@@ -150,41 +223,10 @@ def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6,
         lam0 = min(TSVM_LAMBDA_SMALL, lam_u)
         C[unl] = lam0 / u
         res = l2svm_mfn(X, Y, C, lam, **kw)  # SVMlin restarts from w = 0 here
-    trace = [(lam0, res.objective, int(np.sum(Y[unl] > 0)))]
-    switches = 0
-    steps = 0
-    retrains = 2
-    last = lam0 >= lam_u
-    while True:
-        steps += 1
-        round_switches = 0
-        while True:
-            s = int(kernels(routines).switch_labels(Y, res.o, unl, S))
-            if s == 0:
-                break
-            switches += s
-            round_switches += s
-            res = l2svm_mfn(X, Y, C, lam, w0=res.w, o0=res.o, **kw)
-            retrains += 1
-            trace.append((lam0, res.objective, int(np.sum(Y[unl] > 0))))
-        # the first step, every tenth, the last and those that switched pairs are said; the
-        # rest (about 30 steps: 30 lines on a 500-row file) only with --verbose
-        level = (logging.INFO if steps == 1 or steps % 10 == 0 or last or round_switches
-                 else logging.DEBUG)
-        log.log(level, "%stsvm: λ_u step %d (λ′ = %.4g): %d pairs switched, objective %.10g "
-                "(%.2f s)", tag, steps, lam0, round_switches,
-                 transductive_cost(res.w, res.o, y, lab, unl, lam, lam0),
-                 time.perf_counter() - t0)
-        if last:
-            break
-        lam0 = TSVM_ANNEALING_RATE * lam0
-        if lam0 >= lam_u:
-            lam0 = lam_u
-            last = True
-        C[unl] = lam0 / u
-        res = l2svm_mfn(X, Y, C, lam, w0=res.w, o0=res.o, **kw)
-        retrains += 1
-        trace.append((lam0, res.objective, int(np.sum(Y[unl] > 0))))
+    rows = _TsvmRows(X, y, Y, C, lab, unl, lam, routines, kw)
+    rows.record(lam0, res)
+    res, switches, steps, retrains = tsvm_switching(rows, lam_u, S, lam0, res, t0=t0, tag=tag)
+    trace = rows.trace
     cost = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
     out = S3VMResult(res.w, res.o, cost, r, {"switches": switches, "lambda_u_steps": steps,
                                             "retrains": retrains}, trace)
@@ -249,6 +291,93 @@ def find_nu(balance, lo, hi, nu, tol=1e-10, maxiter=500):
     return best
 
 
+def da_annealing(rows, lam_u, eps, res, *, t0, tag):
+    """da's annealing (:func:`da_binary` after its first fit ``res``) over ``rows``, whatever
+    holds them (:class:`_DaRows` here, :class:`solvers.distributed.DaBlocks` on a cluster):
+    T from 10 λ_u, ÷1.5 per outer round; each inner round a p-step then a w-step seeded from
+    the last, until mean KL < eps (or 100 rounds); outer rounds until mean entropy < eps (or
+    30). Returns (the kept fit with the lowest transductive objective on the whole path, that
+    objective, outer rounds, inner rounds, the largest |mean p - r| of the p-steps).
+
+    The protocol: ``p_step(res, T)`` -> (|mean p - r|, mean KL from the previous p) with the
+    new p's costs set; ``retrain(res)`` -> the fit seeded from ``res``; ``objective(res)`` ->
+    the transductive objective at λ_u; ``keep(res)`` -> what the result keeps of a fit;
+    ``entropy()`` -> mean entropy of the last p; ``record(T, F)`` after each fit."""
+    F = rows.objective(res)
+    best, best_F = rows.keep(res), F
+    T = DA_INIT_TEMP * lam_u
+    rows.record(T, F)
+    H = 1.0
+    outer = 0
+    inner_total = 0
+    balance = 0.0  # the largest |mean(p) - r| over all p-steps
+    while outer < DA_OUTER_ITERMAX and H > eps and T > 0.0:
+        outer += 1
+        kl = 1.0
+        inner = 0
+        while inner < DA_INNER_ITERMAX and kl > eps:
+            inner += 1
+            err, kl = rows.p_step(res, T)
+            balance = max(balance, err)
+            res = rows.retrain(res)
+            F = rows.objective(res)
+            rows.record(T, F)
+            if F < best_F:
+                best, best_F = rows.keep(res), F
+        inner_total += inner
+        H = rows.entropy()
+        log.log(logging.INFO if outer == 1 or outer % 10 == 0 else logging.DEBUG,
+                "%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
+                "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
+                time.perf_counter() - t0)
+        T /= DA_ANNEALING_RATE
+    return best, best_F, outer, inner_total, balance
+
+
+class _DaRows:
+    """The rows of a :func:`da_binary` fit in this process (each unlabeled row twice, as
+    virtual rows), for :func:`da_annealing`."""
+
+    def __init__(self, X, y, Yv, Cv, phys, lab, unl, lam, lam_u, r, p, set_costs, routines,
+                 kw):
+        self.X, self.y, self.Yv, self.Cv, self.phys = X, y, Yv, Cv, phys
+        self.lab, self.unl, self.lam, self.lam_u, self.r = lab, unl, lam, lam_u, r
+        self.p, self.set_costs, self.routines, self.kw = p, set_costs, routines, kw
+        self.trace = []
+
+    def p_step(self, res, T):
+        u = self.unl.size
+        q = self.p
+        ou = res.o[self.unl]
+        hp = np.maximum(0.0, 1.0 - ou)
+        hn = np.maximum(0.0, 1.0 + ou)
+        g = self.lam_u * (hp * hp - hn * hn)
+        k = kernels(self.routines)
+        nu = solve_nu(g, T, self.r, k=k)
+        self.p = p = k.probabilities(g, T, nu)
+        err = abs(float(np.mean(p)) - self.r)
+        kl = k.kl_sum(p, q) / u
+        self.set_costs(p)
+        return err, kl
+
+    def retrain(self, res):
+        return l2svm_mfn(self.X, self.Yv, self.Cv, self.lam, w0=res.w, o0=res.o,
+                         phys=self.phys, **self.kw)
+
+    def objective(self, res) -> float:
+        return transductive_cost(res.w, res.o, self.y, self.lab, self.unl, self.lam,
+                                 self.lam_u)
+
+    def keep(self, res):
+        return res.w.copy(), res.o.copy()
+
+    def entropy(self) -> float:
+        return kernels(self.routines).entropy_sum(self.p) / self.unl.size
+
+    def record(self, T, F) -> None:
+        self.trace.append((T, F))
+
+
 def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6,
               max_iter=linalg_numpy.MFNITERMAX, tag="", numpy=False) -> S3VMResult:
     """Deterministic-annealing S3VM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
@@ -284,43 +413,11 @@ def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6,
 
     set_costs(p)
     res = l2svm_mfn(X, Yv, Cv, lam, phys=phys, **kw)
-    F = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
-    best_w, best_o, best_F = res.w.copy(), res.o.copy(), F
-    T = DA_INIT_TEMP * lam_u
-    trace = [(T, F)]
-    H = 1.0
-    outer = 0
-    inner_total = 0
-    balance = 0.0  # the largest |mean(p) - r| over all p-steps
-    while outer < DA_OUTER_ITERMAX and H > eps and T > 0.0:
-        outer += 1
-        kl = 1.0
-        inner = 0
-        while inner < DA_INNER_ITERMAX and kl > eps:
-            inner += 1
-            q = p
-            ou = res.o[unl]
-            hp = np.maximum(0.0, 1.0 - ou)
-            hn = np.maximum(0.0, 1.0 + ou)
-            g = lam_u * (hp * hp - hn * hn)
-            k = kernels(routines)
-            nu = solve_nu(g, T, r, k=k)
-            p = k.probabilities(g, T, nu)
-            balance = max(balance, abs(float(np.mean(p)) - r))
-            kl = k.kl_sum(p, q) / u
-            set_costs(p)
-            res = l2svm_mfn(X, Yv, Cv, lam, w0=res.w, o0=res.o, phys=phys, **kw)
-            F = transductive_cost(res.w, res.o, y, lab, unl, lam, lam_u)
-            trace.append((T, F))
-            if F < best_F:
-                best_w, best_o, best_F = res.w.copy(), res.o.copy(), F
-        inner_total += inner
-        H = kernels(routines).entropy_sum(p) / u
-        log.log(logging.INFO if outer == 1 or outer % 10 == 0 else logging.DEBUG,
-                "%sda: T = %.4g: %d rounds, KL %.3g, entropy %.3g, objective %.10g "
-                "(best %.10g, %.2f s)", tag, T, inner, kl, H, F, best_F,
-                time.perf_counter() - t0)
-        T /= DA_ANNEALING_RATE
+    rows = _DaRows(X, y, Yv, Cv, phys, lab, unl, lam, lam_u, r, p, set_costs, routines, kw)
+    best, best_F, outer, inner_total, balance = da_annealing(rows, lam_u, eps, res,
+                                                             t0=t0, tag=tag)
+    best_w, best_o = best
+    trace = rows.trace
     return S3VMResult(best_w, best_o, best_F, r, {"temperatures": outer,
                                                   "inner_rounds": inner_total,
                                                   "balance_error": balance}, trace)
