@@ -589,3 +589,25 @@ def test_a_stranger_attacking_mid_fit_changes_nothing(tmp):
     print(f"{len(hits)} attacks reached a block host's listener")
     assert not marker.exists()
     assert len(models) == 1  # the same blocks, the same bytes, attacked or not
+
+
+def _limit_in_task():
+    import sys
+
+    from ssl_svm.solvers import runtime
+
+    fresh = "numba" not in sys.modules
+    before = dict(os.environ)
+    runtime.limit_threads(None)
+    import numba
+
+    return fresh, before == dict(os.environ), numba.get_num_threads()
+
+
+def test_a_tune_task_leaves_the_workers_environment_alone():
+    """ssl-tune --cluster's tasks take their worker's share of threads without writing the
+    worker's environment (it wrote NUMBA_NUM_THREADS when numba had not started)."""
+    with _local_cluster(1) as c, distributed.Client(c) as client:
+        fresh, same, threads = client.submit(_limit_in_task, pure=False).result(timeout=120)
+    assert fresh  # the case that wrote the environment before
+    assert same and threads >= 1
