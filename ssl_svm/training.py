@@ -193,15 +193,20 @@ def prepare(algo, data, *, unlabeled_label: int = 0, negatives_as_unlabeled: boo
     if keep_unlabeled or (not algo.uses_unlabeled and n_lab < data.n_rows):
         unl = np.flatnonzero(~labeled)
         kept = (data.X[unl], None if data.lines is None else data.lines[unl])
+    n_unl = data.n_rows - n_lab
     if not algo.uses_unlabeled and n_lab < data.n_rows:
         log.info("ignoring %d unlabeled rows (label %d): %s trains on labeled rows only",
                  data.n_rows - n_lab, unlabeled_label, algo.name)
         data = data.subset(np.flatnonzero(labeled))
     classes = class_labels(data.y)
     if len(classes) < 2 and not algo.positive_unlabeled:
+        # a LIBSVM file of classes 0 and 1 reads as one class and unlabeled rows
+        zero_class = (" (if label 0 is a class here, not the mark of unlabeled rows, give "
+                      "--unlabeled-label -1; in Python unlabeled_label=-1)"
+                      if unlabeled_label == 0 and n_unl else "")
         raise DataError(data.name, f"only one class ({codes.get(classes[0], classes[0])}) "
-                        f"among the labeled rows; {algo.name} needs two; for positive-unlabeled "
-                        "data use -a usmo")
+                        f"among the labeled rows{zero_class}; {algo.name} needs two; for "
+                        "positive-unlabeled data use -a usmo")
     return Training(data, labeled, codes, classes, n_given, *kept)
 
 

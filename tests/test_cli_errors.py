@@ -11,6 +11,8 @@ from ssl_svm.solvers.registry import ALGORITHMS
 USMO_HINT = "; for positive-unlabeled data use -a usmo" if "usmo" in ALGORITHMS else ""
 
 # (file contents, expected message after "ssl-train: error: F")
+ZERO_HINT = (" (if label 0 is a class here, not the mark of unlabeled rows, give "
+             "--unlabeled-label -1; in Python unlabeled_label=-1)")
 DATA_ERRORS = [
     ("+1 1:1 2:1\n-1 1:2 abc\n", ":2: malformed token 'abc' (expected index:value)"),
     ("+1 1:1\n-1 1:\n", ":2: malformed token '1:' (expected index:value)"),
@@ -35,8 +37,8 @@ DATA_ERRORS = [
     ("", ": no data rows (the file is empty or has only comments)"),
     ("# only a comment\n\n", ": no data rows (the file is empty or has only comments)"),
     ("0 1:1\n0 2:1\n", ": no labeled rows (every label is 0)"),
-    ("+1 1:1\n0 2:1\n+1 3:1\n", f": only one class (1) among the labeled rows; svm needs two"
-                                f"{USMO_HINT}"),
+    ("+1 1:1\n0 2:1\n+1 3:1\n", f": only one class (1) among the labeled rows{ZERO_HINT}; svm "
+                                f"needs two{USMO_HINT}"),
 ]
 
 
@@ -173,3 +175,16 @@ def test_fold_without_a_class(tmp):
                          "at least two "
                          "classes among the labeled rows (a class has too few labeled rows for "
                          "this many folds)")
+
+
+def test_a_zero_one_file_names_unlabeled_label_and_trains_with_it(tmp):
+    """A LIBSVM file of classes 0 and 1 reads as class 1 and unlabeled rows: the error names
+    --unlabeled-label, and with it the file trains 0 against 1."""
+    f = tmp / "zo.svm"
+    f.write_text("1 1:1\n0 1:-1\n1 1:2 2:1\n0 1:-2 2:-1\n")
+    r = run("ssl-train", "-q", "-a", "svm", f, tmp / "m")
+    check_one_line(r, 1, f"ssl-train: error: {f}: only one class (1) among the labeled "
+                   f"rows{ZERO_HINT}; svm needs two{USMO_HINT}")
+    r = run("ssl-train", "-q", "-a", "svm", "--unlabeled-label", "-1", f, tmp / "m")
+    assert r.returncode == 0, r.stderr
+    assert "labels 1 0" in (tmp / "m").read_text() or "labels 0 1" in (tmp / "m").read_text()

@@ -374,7 +374,9 @@ def test_bad_inputs(tmp):
     hint = "; for positive-unlabeled data use -a usmo" if "usmo" in ALGORITHMS else ""
     assert r.returncode == 1
     assert r.stderr.strip() == (f"ssl-train: error: {tmp / 'pu.svm'}: only one class (1) among "
-                                f"the labeled rows; da needs two{hint}")
+                                "the labeled rows (if label 0 is a class here, not the mark of "
+                                "unlabeled rows, give --unlabeled-label -1; in Python "
+                                f"unlabeled_label=-1); da needs two{hint}")
     for bad in ("0", "1", "1.5", "-0.2"):
         r = run("ssl-train", "-a", "tsvm", "-R", bad, tmp / "pu.svm", tmp / "m")
         assert r.returncode == 2 and "-R/--positive-fraction must be in (0, 1)" in r.stderr
