@@ -10,9 +10,8 @@ Handshake, on a new connection (fixed lengths: nothing is parsed before it succe
 The 32-byte ``token`` is drawn by the host and reaches the client through Dask (the actor
 call that creates the host, on Dask's own comm and its security settings); it never travels on
 this connection, and a recorded answer does not open another connection (n_h is new each time).
-Each side compares with :func:`hmac.compare_digest`. With TLS (:func:`server_context`,
-:func:`client_context`: the cluster's own certificates) the handshake runs inside the TLS
-session.
+Each side compares with :func:`hmac.compare_digest`. With TLS (:func:`tls_context`: the
+cluster's own certificates) the handshake runs inside the TLS session.
 
 Messages after it: an 8-byte little-endian length (at most :data:`MAX_FRAME`, checked before
 anything is allocated), then one value in a small typed format (:func:`encode`): None, bool,
@@ -148,23 +147,15 @@ class ServerHandshake:
         return True
 
 
-def server_context(security):
-    """An SSLContext for the host's listener from a worker's ``distributed.Security``, or None
-    when the worker has no TLS certificate (the cluster runs without TLS)."""
+def tls_context(security, side: str):
+    """The SSLContext of ``side`` ("host": a worker's, to listen; "client": to connect) from a
+    ``distributed.Security``, or None when it has no TLS certificate for that role (the
+    cluster runs without TLS)."""
     if security is None:
         return None
     try:
-        return security.get_listen_args("worker").get("ssl_context")
-    except (AttributeError, KeyError):
-        return None
-
-
-def client_context(security):
-    """An SSLContext for connecting to a host from the client's ``distributed.Security``, or
-    None without a client certificate."""
-    if security is None:
-        return None
-    try:
+        if side == "host":
+            return security.get_listen_args("worker").get("ssl_context")
         return security.get_connection_args("client").get("ssl_context")
     except (AttributeError, KeyError):
         return None

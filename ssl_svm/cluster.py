@@ -213,7 +213,7 @@ class BlockHost:
             security = worker.security
         except (ImportError, ValueError):
             host = "127.0.0.1"
-        self.tls = channel.server_context(security)
+        self.tls = channel.tls_context(security, "host")
         self.listener = socket.create_server((host, 0))
         self.where = (host, self.listener.getsockname()[1])
         threading.Thread(target=self._serve, daemon=True, name="ssl-block-host").start()
@@ -508,7 +508,7 @@ class ClusterBlocks:
         self.d = 0
         self.calls = 0
         self.socks = []
-        ctx = channel.client_context(security)
+        ctx = channel.tls_context(security, "client")
         required = bool(getattr(security, "require_encryption", False))
         try:
             for a, addr in zip(actors, addresses):
