@@ -168,8 +168,7 @@ def error_reply(e: BaseException) -> tuple:
 
 _BUILTIN_ERRORS = {c.__name__: c for c in (
     ValueError, TypeError, KeyError, IndexError, MemoryError, OSError, RuntimeError,
-    ZeroDivisionError, FloatingPointError, ArithmeticError, AttributeError,
-    NotImplementedError, AssertionError)}
+    ZeroDivisionError, FloatingPointError, ArithmeticError, AttributeError, AssertionError)}
 
 
 def raise_reply(kind: str, message: str, fields: dict):
