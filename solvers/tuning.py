@@ -96,7 +96,9 @@ class Grid:
             lv = max((level(i, n) for i, n in others), default=0)
             if p is not None:
                 vals = self.axes[p][1]
-                members = sorted(members, key=lambda k: (-vals[tuples[k][p]], k))
+                # a value chosen from the data (auto, None) first, then largest first
+                members = sorted(members, key=lambda k: (vals[tuples[k][p]] is not None,
+                                                         -(vals[tuples[k][p]] or 0), k))
             out.append((lv, members[0], members))
         out.sort(key=lambda g: (g[0], g[1]))
         return [m for _, _, m in out]
@@ -290,6 +292,47 @@ def score(metric: str, y_true: np.ndarray, results: list[FoldResult]) -> float:
         rate = float(np.mean([r.pos_rate for r in results]))
         return recall * recall / rate if rate > 0 else 0.0
     raise ValueError(f"unknown metric {metric}")
+
+
+def result_line(key: str, metric: str, value: float, seconds: float) -> str:
+    """A finished point's line: its key, the metric's value, the fits' seconds."""
+    return f"{key} {metric}={value:.6g} time={seconds:.3g}"
+
+
+def collect(results, n_folds: int, keys: list[str], truth_of, metric: str, folded: bool,
+            progress, scores: dict, resume=None, held=None) -> None:
+    """Gather the fold results of ``results`` (lists of FoldResult, any order) per point:
+    when a point has all its folds, give its line to ``progress.message`` (and keep it in
+    ``resume``), and put its score in ``scores``; ``held``, when given, gets each point's fold
+    results in fold order. ``truth_of(point)``: the held-out labels of each fold of that
+    point's problem; ``progress``: ``update(fraction, label)`` and ``message(line)``."""
+    pending: dict[int, list] = {}
+    for batch in results:
+        for r in batch:
+            pending.setdefault(r.point, []).append(r)
+            if len(pending[r.point]) < n_folds:
+                # each fit moves the bar: with only whole points counted, the ETA
+                # of a grid of a few slow points jumped from minutes to done
+                progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
+                continue
+            res = sorted(pending.pop(r.point), key=lambda q: q.fold)
+            secs = sum(q.seconds for q in res)
+            bad = [q for q in res if q.error is not None]
+            if bad:
+                q = bad[0]
+                where = f"fold {q.fold + 1} of {n_folds}, " if folded else ""
+                line = f"{keys[r.point]} failed ({where}{q.attempts} attempts): {q.error}"
+            else:
+                truth = truth_of(r.point)
+                value = score(metric, np.concatenate([truth[q.fold] for q in res]), res)
+                scores[r.point] = value
+                if held is not None:
+                    held[r.point] = res
+                line = result_line(keys[r.point], metric, value, secs)
+            progress.message(line)
+            if resume is not None:
+                resume.add(line)
+            progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
 
 
 def held_out_labels(problem: Problem, fold: int) -> np.ndarray:

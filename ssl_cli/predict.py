@@ -178,6 +178,9 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
         runner = None
         correct = total = rows = 0
         pu = PUCounts()
+        classes = np.asarray(model.labels, dtype=float)
+        strangers: set = set()
+        n_strange = 0
         try:
             if probability:  # the columns' labels, first, as svm-predict -b 1 writes them
                 out.write("labels " + " ".join(str(int(v)) for v in model.labels) + "\n")
@@ -207,6 +210,11 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
                 out.write(text)
                 # label 0 is "unlabeled", unless the model has a class 0 (--unlabeled-label)
                 labeled = y != 0 if not zero_class else np.ones(y.size, dtype=bool)
+                known = np.isin(y, classes)
+                if np.any(labeled & ~known):  # not a class of the model: said, not counted
+                    strangers.update(np.unique(y[labeled & ~known]).tolist())
+                    n_strange += int(np.sum(labeled & ~known))
+                    labeled &= known
                 if labeled.any():
                     correct += int(np.sum(pred[labeled] == y[labeled]))
                     total += int(labeled.sum())
@@ -222,6 +230,16 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
                 runner.close()
             if test != "-":
                 stream.close()
+    if n_strange:
+        shown = ", ".join(f"{v:g}" for v in sorted(strangers)[:5])
+        log.warning("%s: %d labeled row%s with label%s %s, not %s class of the model (%s): "
+                    "%s; were the labels mapped otherwise for training (in Python, classes "
+                    "0/1 against the file's -1/+1)?", test, n_strange,
+                    "" if n_strange == 1 else "s", "" if len(strangers) == 1 else "s", shown,
+                    "a" if len(strangers) == 1 else "any", ", ".join(
+                        f"{v:g}" for v in model.labels),
+                    f"the accuracy counts the other {total} row{'s' if total != 1 else ''} "
+                    "only" if total else "no accuracy can be given")
     if pu.applies(model.labels, zero_class):
         # labels 1 and 0 only: every row not labeled 1 is unlabeled, none is a known negative
         log.info("%s", pu.line())

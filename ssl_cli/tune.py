@@ -16,6 +16,7 @@ import time
 import click
 import numpy as np
 
+from ssl_svm import auto
 from ssl_svm.cli import process
 from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
 from ssl_svm.cli.grid import parse_grid
@@ -38,15 +39,14 @@ from ssl_svm.solvers.errors import MemoryLimitError
 from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
 from ssl_svm.solvers.tuning import (
     METRICS,
-    Problem,
+    collect,
     held_out_labels,
     make_problem,
     point_key,
     run_group,
-    score,
 )
 from ssl_svm.training import prior_sweep, restore_labels
-from ssl_svm.trust import PORTFOLIO, SUPERVISED, coverage, select
+from ssl_svm.trust import PORTFOLIO, SUPERVISED
 
 PROG = "ssl-tune"
 RESUME_MAGIC = "# ssl-tune resume 1"
@@ -219,63 +219,33 @@ def _check_execution(ctx, validation_file, folds, cluster, n_jobs) -> int:
     return folds
 
 
-def _check_folds(ctx, train, data, classes, codes, folds: int, n_lab: int) -> None:
-    """Before any fit: a class with fewer labeled rows than folds leaves some folds without it
-    (with one row, a training part without it: every fit of that fold fails), so every grid
-    point would be scored on a different problem."""
+def _check_folds(ctx, train, data, classes, codes, folds: int, n_lab: int, given: bool,
+                 log) -> int:
+    """The folds of a one-solver grid, checked before any fit: a class with fewer labeled rows
+    than folds would leave some folds without it (with one row, a training part without it:
+    every fit of that fold fails), so every grid point would be scored on a different
+    problem. The default 5 drops to the smallest class's rows (said); a -v given is kept or
+    refused."""
     counts = {c: int(np.sum(data.y == c)) for c in classes}
     c_min = min(counts, key=lambda c: (counts[c], c))
     smallest = counts[c_min]
+    if not given and 2 <= smallest < folds:
+        k, why = auto.fold_plan(data.y, folds, codes)
+        log.info("%s", why)
+        return k
     if folds > n_lab:
         raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
                         f"(found {n_lab})")
     if smallest < folds:
-        hint = (f"use -v {smallest} or fewer" if smallest >= 2 else
-                "label more rows of it")
+        hint = (f"use -v {smallest} or fewer, or score on a VALIDATION file" if smallest >= 2
+                else "label more rows of it, or score on a VALIDATION file (ssl-tune -a auto "
+                "keeps the supervised svm when nothing can be cross-validated)")
         raise click.UsageError(
             f"{click.format_filename(train)}: class {codes.get(c_min, c_min)} has "
             f"{smallest} labeled "
             f"row{'s' if smallest != 1 else ''}, fewer than the {folds} folds "
-            f"(-v {folds}): {hint}, or score on a VALIDATION file", ctx)
-
-
-def _result_line(key: str, metric: str, value: float, seconds: float) -> str:
-    return f"{key} {metric}={value:.6g} time={seconds:.3g}"
-
-
-def collect(results, n_folds: int, keys: list[str], truth_of, metric: str, folded: bool,
-            progress, scores: dict, resume=None, held=None) -> None:
-    """Gather the fold results of ``results`` (lists of FoldResult, any order) per point:
-    when a point has all its folds, print its line (and keep it in ``resume``), and put its
-    score in ``scores``; ``held``, when given, gets each point's fold results in fold order.
-    ``truth_of(point)``: the held-out labels of each fold of that point's problem."""
-    pending: dict[int, list] = {}
-    for batch in results:
-        for r in batch:
-            pending.setdefault(r.point, []).append(r)
-            if len(pending[r.point]) < n_folds:
-                # each fit moves the bar: with only whole points counted, the ETA
-                # of a grid of a few slow points jumped from minutes to done
-                progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
-                continue
-            res = sorted(pending.pop(r.point), key=lambda q: q.fold)
-            secs = sum(q.seconds for q in res)
-            bad = [q for q in res if q.error is not None]
-            if bad:
-                q = bad[0]
-                where = f"fold {q.fold + 1} of {n_folds}, " if folded else ""
-                line = f"{keys[r.point]} failed ({where}{q.attempts} attempts): {q.error}"
-            else:
-                truth = truth_of(r.point)
-                value = score(metric, np.concatenate([truth[q.fold] for q in res]), res)
-                scores[r.point] = value
-                if held is not None:
-                    held[r.point] = res
-                line = _result_line(keys[r.point], metric, value, secs)
-            progress.message(line)
-            if resume is not None:
-                resume.add(line)
-            progress.update(1 / n_folds, f"{len(scores)}/{len(keys)} points")
+            f"(-v {folds}): {hint}", ctx)
+    return folds
 
 
 @click.command(cls=SolverCommand, context_settings=CONTEXT, epilog=EPILOG,
@@ -353,6 +323,7 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
     fixed = {n[2:] for n in kwargs
              if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
     grid = parse_grid(grid_specs, algo.params, algo.name, fixed)
+    folds_given = folds is not None
     folds = _check_execution(ctx, validation_file, folds, cluster, n_jobs)
     if plot_file is not None:
         from ssl_svm.cli import plot
@@ -395,7 +366,8 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
         n_classes = len(classes) if not algo.positive_unlabeled else 2
         metric = _check_metric(ctx, metric, algo, n_classes, validation is not None)
         if validation is None:
-            _check_folds(ctx, train, data, classes, codes, folds, n_lab)
+            folds = _check_folds(ctx, train, data, classes, codes, folds, n_lab, folds_given,
+                                 log)
 
         if algo.positive_unlabeled and "prior" in dict(grid.axes):
             grid.axes = [(n, prior_sweep(data, v) if n == "prior" else v)
@@ -571,110 +543,36 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
         prepared = load_training(train, semi, zero_based, labels_file, unlabeled_file, False,
                                  log, unlabeled_label=unlabeled_label)
         data, codes, classes = prepared.data, prepared.codes, prepared.classes
-        lab = np.flatnonzero(data.y != 0)
         validation = None
         if validation_file is not None:
             validation = read_validation(validation_file, zero_based, data.X.shape[1],
                                          classes, unlabeled_label, codes)
         metric = _check_metric(ctx, metric, semi, len(classes), validation is not None)
-        if validation is None:
-            _check_folds(ctx, train, data, classes, codes, folds, lab.size)
-        full = make_problem(semi.name, data.X, data.y, data.cost, {}, {}, folds, seed,
-                            validation)
-        problems, points, keys, owner, tasks = {}, [], [], [], []
-        for a in algos:
-            rows = slice(None) if a.uses_unlabeled else lab
-            p = Problem(a.name, data.X[rows], data.y[rows], data.cost[rows], params[a.name],
-                        runs[a.name], None if full.folds is None else full.folds[rows],
-                        full.n_folds, validation)
-            problems[a.name] = p
-            grid = grids[a.name]
-            warm = not no_warm_start and a.warm_path in dict(grid.axes)
-            start = len(points)
-            for pt in grid.points():
-                points.append(pt)
-                keys.append(" ".join(filter(None, [f"algorithm={a.name}", point_key(pt)])))
-                owner.append(a.name)
-            for g in grid.groups(a.warm_path if warm else None):
-                tasks += [(p, [(start + k, points[start + k]) for k in g], f, warm)
-                          for f in range(full.n_folds)]
-        n_folds = full.n_folds
-        runner = Runner(n_jobs, cluster, scatter=list(problems.values()),
-                        tasks=len(tasks))
-        log.info("%s: %d points%s, %s, metric %s", ", ".join(names), len(points),
-                 f" × {n_folds} folds" if validation is None else " (validation file)",
-                 runner.describe(), metric)
-        truth = {n: [held_out_labels(p, f) for f in range(n_folds)]
-                 for n, p in problems.items()}
-        scores: dict[int, float] = {}
-        held: dict[int, list] = {}
-        progress = Progress(len(points), "points", enabled=not quiet)
-        t0 = time.perf_counter()
+        progress = Progress(sum(g.size for g in grids.values()), "points", enabled=not quiet)
+
+        def runner_for(problems, n_tasks):
+            return Runner(n_jobs, cluster, scatter=problems, tasks=n_tasks)
+
         try:
-            jobs = ((*t, runner.threads_per_worker) for t in tasks)
-            collect(runner.run(run_group, jobs), n_folds, keys, lambda k: truth[owner[k]],
-                    metric, validation is None, progress, scores, held=held)
+            result = auto.choose(data, names, grids, params, runs, folds=folds, seed=seed,
+                                 codes=codes, metric=metric, validation=validation,
+                                 warm=not no_warm_start, runner_for=runner_for,
+                                 progress=progress, log=log)
         except MemoryLimitError as e:
             raise DataError(train, f"a fold {e}") from None
-        finally:
-            progress.clear()
-            runner.close()
-        log.info("grid done in %.2f s", time.perf_counter() - t0)
-        best: dict[str, int] = {}
-        for k in range(len(points)):
-            if k in scores and not math.isnan(scores[k]):
-                n = owner[k]
-                if n not in best or scores[k] > scores[best[n]]:
-                    best[n] = k
-        if not best:
-            raise DataError(train, "every grid point failed; see the lines above")
-        y_all = np.concatenate(truth[names[0]])
-        units = {}
-        for n, k in best.items():
-            res = held[k]
-            if metric == "accuracy":
-                units[n] = 100.0 * (np.concatenate([r.pred for r in res]) == y_all)
-            else:
-                units[n] = [score(metric, truth[n][r.fold], [r]) for r in res]
-        fitted: dict = {}
-
-        def fitted_model(n):
-            """Candidate n at its best point, fitted on all its rows (kept for --out)."""
-            if n not in fitted:
-                a, p = ALGORITHMS[n], problems[n]
-                tf = time.perf_counter()
-                m = a.fit(p.X, p.y, p.cost, {**p.params, **points[best[n]]}, **p.run)
-                fitted[n] = (m, time.perf_counter() - tf)
-            return fitted[n][0]
-
-        unl = np.flatnonzero(data.y == 0)
-
-        def cover(n, base):
-            if validation is not None or unl.size == 0:
-                return None
-            tc = time.perf_counter()
-            pred = {m: np.concatenate([r.pred for r in held[best[m]]]) for m in (n, base)}
-            c = coverage(pred[n], pred[base], fitted_model(n).predict(data.X[unl]),
-                         fitted_model(base).predict(data.X[unl]), data.y[lab])
-            log.info("%s in %.2f s", c.text(n, base), time.perf_counter() - tc)
-            return c
-
-        chosen = select({n: scores[best[n]] for n in names if n in best}, units, cover)
-        for n in names:
-            if n in best:
-                click.echo(f"# best of {n}: {keys[best[n]]} {metric}={scores[best[n]]:.6g}")
-        click.echo(f"# {chosen.text(metric, {n: scores[k] for n, k in best.items()})}")
-        k = best[chosen.chosen]
-        click.echo(f"best {keys[k]} {metric}={scores[k]:.6g}")
+        for note in result.notes:
+            click.echo(f"# {note}")
+        click.echo(result.best_line)
         sys.stdout.flush()
         if out_model is not None:
-            m = fitted_model(chosen.chosen)  # fitted already if its coverage was measured
+            m, seconds = result.model()
             restore_labels(m, codes)
             from ssl_svm.formats.model_file import model_to_text
 
             out.write(model_to_text(m))
-            log.info("trained %s on all %d rows in %.2f s; model written to %s", keys[k],
-                     problems[chosen.chosen].y.size, fitted[chosen.chosen][1], out_model)
+            log.info("trained %s on all %d rows in %.2f s; model written to %s",
+                     result.best_line[len("best "):].rsplit(f" {metric}=", 1)[0],
+                     result.problems[result.chosen].y.size, seconds, out_model)
         outputs.commit()
 
 

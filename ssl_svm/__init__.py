@@ -25,7 +25,7 @@ _LAZY = {
     "LapSVM": "estimators", "LapRLS": "estimators", "USMO": "estimators",
     "TVRLS": "estimators", "TVSVM": "estimators", "CheegerRLS": "estimators",
     "CheegerSVM": "estimators", "SSLClassifier": "estimators", "estimator": "estimators",
-    "load": "estimators", "ESTIMATORS": "estimators",
+    "load": "estimators", "ESTIMATORS": "estimators", "Auto": "estimators",
     "SemiSupervisedKFold": "model_selection", "load_svmlight": "data",
     # exceptions and warning categories
     "DataError": "exceptions", "ProblemError": "exceptions", "NonFiniteError": "exceptions",
@@ -33,6 +33,7 @@ _LAZY = {
     "SettingWarning": "exceptions", "DegenerateFitWarning": "exceptions",
     "LopsidedWarning": "exceptions", "LabelWarning": "exceptions",
     "SolverWarning": "exceptions", "UnlabeledHurtWarning": "exceptions",
+    "UncheckedWarning": "exceptions",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ssl_svm import training, trust
-from ssl_svm.exceptions import DataError, SolverWarning, warn
+from ssl_svm.exceptions import DataError, SolverWarning, UncheckedWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
 from ssl_svm.solvers import runtime
@@ -155,6 +155,26 @@ def _equal(y: np.ndarray, value) -> np.ndarray:
     return np.fromiter((v == value for v in y.tolist()), dtype=bool, count=y.size)
 
 
+def _check_convention(y, unl, classes, unlabeled_label, name: str) -> None:
+    """A :class:`LabelWarning` when ``y`` reads as an SVMlight file's labels taken in
+    scikit-learn's convention: values -1, 0 and 1, -1 marking the unlabeled rows, and more
+    rows of class 0 than unlabeled ones (in the files 0 marks the unlabeled rows, usually the
+    most, and -1 is a class: ``TSVM().fit(*load_svmlight(path))`` would train 0 against 1)."""
+    if not (isinstance(unlabeled_label, (int, np.integer)) and unlabeled_label == -1
+            and classes.dtype.kind in "iuf" and classes.size == 2 and unl.any()):
+        return
+    if not np.array_equal(classes, [0, 1]):
+        return
+    zeros = int(np.sum(y == 0))
+    if zeros > int(unl.sum()):
+        from ssl_svm.exceptions import LabelWarning
+
+        warn(f"{name}: y holds -1, 0 and 1 with more rows of 0 ({zeros}) than of -1 "
+             f"({int(unl.sum())}), which unlabeled_label=-1 makes the unlabeled rows: if 0 "
+             "marks the unlabeled rows and -1 is a class (the SVMlight files' convention, "
+             "as ssl_svm.load_svmlight returns them), pass unlabeled_label=0", LabelWarning)
+
+
 class SSLClassifier(ClassifierMixin, BaseEstimator):
     """Base of the estimators: fit, predict, decision values, probabilities, scoring on the
     labeled rows, and the model file. Subclasses set ``_algorithm`` (a registry name)."""
@@ -218,6 +238,7 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
         if y_lab.size:
             check_classification_targets(y_lab)
         classes = np.unique(y_lab)
+        _check_convention(y, unl, classes, self.unlabeled_label, type(self).__name__)
         if classes.size < 2:
             found = (f"one class ({classes[0]})" if classes.size == 1 else "no labeled row")
             raise DataError("y", f"{type(self).__name__} needs two classes among the labeled "
@@ -296,8 +317,11 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
                 model = training.fit(algo, prepared, params, run,
                                      probability=self._probability(), seed=seed, init=init,
                                      init_source="the previous fit", verbose=bool(self.verbose))
-            self.check_ = trust.check_fit(algo, prepared, params, run, model, clock.seconds,
-                                          check, seed=seed, source=None)
+            self.check_ = trust.check_fit(
+                algo, prepared, params, run, model, clock.seconds, check, seed=seed,
+                source=None, on_skip=lambda why: warn(
+                    f"{type(self).__name__}: not checked against the supervised svm: {why}",
+                    UncheckedWarning))
             F_unl = training.transductive_values(model, prepared)
         self._set_fitted(model, classes, label_index)
         transduction = np.empty(y.size, dtype=classes.dtype)
@@ -604,7 +628,10 @@ globals().update({cls.__name__: cls for cls in ESTIMATORS.values()})
 
 
 def estimator(algorithm: str) -> type:
-    """The estimator class of a registry name (``-a NAME``), e.g. ``estimator("tsvm")``."""
+    """The estimator class of a registry name (``-a NAME``), e.g. ``estimator("tsvm")``;
+    ``estimator("auto")`` is :class:`Auto` (``ssl-tune -a auto``)."""
+    if algorithm == "auto":
+        return Auto
     try:
         return ESTIMATORS[algorithm]
     except KeyError:
@@ -638,3 +665,227 @@ def load(path: str) -> SSLClassifier:
     est.n_features_in_ = model.n_features
     est._set_fitted(model, classes, label_index)
     return est
+
+
+# --------------------------------------------------------------------------- the selection
+
+class Auto(SSLClassifier):
+    """Choose among solvers as ``ssl-tune -a auto`` does, then refit the winner.
+
+    Every candidate's grid is cross-validated on the same folds of the labeled rows (the
+    unlabeled rows in every training part); a semi-supervised candidate replaces the
+    supervised svm only when its best point is ahead of the svm by more than the critical
+    value for the best of all the semi-supervised points tried (max-T over the per-row paired
+    differences), and where its held-out rows stand for the unlabeled ones
+    (:mod:`ssl_svm.trust`). Kept, the svm is the model ``SVM()`` (``ssl-train -a svm``) fits.
+    With the same data and seed the winner, its model file and its predictions are those of
+    ``ssl-tune -a auto --out``.
+
+    Parameters
+    ----------
+    candidates : "auto" or a list of solver names, default="auto"
+        ``"auto"``: svm, tsvm, lapsvm, cheeger-rls (``ssl-tune -a auto``); a list as
+        ``-a A,B,...`` (the svm added when no supervised solver is named).
+    grids : dict, default=None
+        {solver: {parameter: values}} replacing a candidate's own small grid (an empty dict:
+        its defaults alone), as ``-G ALGO.NAME=VALUES``.
+    cv : int, default=5
+        Folds of the labeled rows (``-v``); fewer when a class has fewer labeled rows (an
+        :class:`ssl_svm.UncheckedWarning` says so); a class of one labeled row keeps the svm.
+    metric : str, default="accuracy"
+        accuracy, f1 or auc (``--metric``).
+    unlabeled_label : default=-1
+        The value of y that marks an unlabeled row (0 for the SVMlight files' convention).
+    probability : bool, default=False
+        Also calibrate the winner's probabilities (``predict_proba``).
+    random_state : int, default=0
+        Seed of the folds (``ssl-tune --seed``).
+    max_memory : default=None
+        Memory allowed for n×n matrices per fit (``--max-memory``).
+    n_jobs : int, default=None
+        Local processes for the folds' fits (None or 1: this process; -1: one per CPU).
+    verbose : int, default=0
+        Print each grid point's line and the selection on stderr.
+
+    Attributes
+    ----------
+    best_estimator_ : the winner, an estimator of its class (e.g. :class:`TSVM`), fitted
+    selection_ : a dict per candidate: algorithm, point (its best grid point), score,
+        difference and se (against the supervised baseline, in the metric's units), verdict
+        (chosen, baseline, behind, within noise, not represented, failed, not scored), reason
+    decision_ : what was chosen and why, one line (``ssl-tune``'s ``#`` line)
+    folds_ : the folds used (0: none could be made)
+    classes_, model_, transduction_ : the winner's
+    """
+
+    def __init__(self, candidates="auto", grids=None, cv=5, metric="accuracy",
+                 unlabeled_label=-1, probability=False, random_state=0, max_memory=None,
+                 n_jobs=None, verbose=0):
+        self.candidates = candidates
+        self.grids = grids
+        self.cv = cv
+        self.metric = metric
+        self.unlabeled_label = unlabeled_label
+        self.probability = probability
+        self.random_state = random_state
+        self.max_memory = max_memory
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _algo(self):
+        model = getattr(self, "model_", None)
+        return ALGORITHMS[model.algorithm] if model is not None else None
+
+    def _names(self) -> list[str]:
+        """The candidates checked (ValueError naming what is wrong), the svm added first when
+        no supervised solver is among them (``ssl-tune``'s rule)."""
+        if isinstance(self.candidates, str) and self.candidates == "auto":
+            return list(trust.PORTFOLIO)
+        names = ([self.candidates] if isinstance(self.candidates, str)
+                 else list(self.candidates))
+        for n in names:
+            if n not in ALGORITHMS:
+                raise ValueError(f"Auto(candidates=...): unknown solver {n!r} (available: "
+                                 f"{', '.join(ALGORITHMS)})")
+            if ALGORITHMS[n].positive_unlabeled:
+                raise ValueError(f"Auto(candidates=...): {n} learns from positive and "
+                                 "unlabeled rows and is scored otherwise; use ssl_svm.USMO")
+        if len(set(names)) != len(names) or not names:
+            raise ValueError(f"Auto(candidates={self.candidates!r}): name each solver once")
+        if not any(n in trust.SUPERVISED for n in names):
+            names.insert(0, "svm")
+        return names
+
+    def _settings(self, names):
+        """(grids, params, runs) of the candidates, checked."""
+        from ssl_svm import auto
+
+        grids = dict(self.grids or {})
+        for n in grids:
+            if n not in names:
+                raise ValueError(f"Auto(grids=...): {n} is not among the candidates "
+                                 f"({', '.join(names)})")
+        out = {n: auto.grid_of(n, grids.get(n)) for n in names}
+        params = {n: ALGORITHMS[n].defaults() for n in names}
+        runs = {}
+        for n in names:
+            runs[n] = {}
+            if self.max_memory is not None and "max_memory" in ALGORITHMS[n].run_options:
+                from ssl_svm.solvers.kernels import parse_memory
+
+                try:
+                    runs[n]["max_memory"] = parse_memory(str(self.max_memory))
+                except ValueError as e:
+                    raise ValueError(f"Auto(max_memory={self.max_memory!r}): {e}") from None
+        return out, params, runs
+
+    def fit(self, X, y):
+        """Select among the candidates on (X, y), ``unlabeled_label`` marking the unlabeled
+        rows, then refit the winner on all the rows. Returns self."""
+        from ssl_svm import auto
+        from ssl_svm.solvers.tuning import METRICS
+
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        y = np.asarray(y)
+        names = self._names()
+        grids, params, runs = self._settings(names)
+        if self.metric not in METRICS or self.metric == "pu":
+            raise ValueError(f"Auto(metric={self.metric!r}): one of accuracy, f1, auc")
+        cv = self.cv
+        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+            raise ValueError(f"Auto(cv={cv!r}): a number of folds, at least 2")
+        internal, codes, classes, unl, label_index = self._labels(y)
+        if self.metric == "auc" and classes.size > 2:
+            raise ValueError(f"Auto(metric='auc') is for two classes ({classes.size} found)")
+        seed = self._seed()
+        data = Dataset(_as_csr(X), internal, np.ones(y.size), None, "y")
+        semi = next((ALGORITHMS[n] for n in names if ALGORITHMS[n].uses_unlabeled),
+                    ALGORITHMS[names[0]])
+        log = logging.getLogger("ssl.auto")
+
+        def runner_for(problems, n_tasks):
+            if self.n_jobs in (None, 1) or n_tasks <= 1:
+                return auto.SerialRunner()
+            return _JoblibRunner(self.n_jobs, n_tasks)
+
+        with _solver_context(self.verbose, None):
+            prepared = training.prepare(semi, data, keep_unlabeled=True)
+            prepared.codes = codes
+            result = auto.choose(
+                prepared.data, names, grids, params, runs, folds=int(cv), seed=seed,
+                codes=codes, metric=self.metric, runner_for=runner_for, log=log,
+                on_line=(lambda text: sys.stderr.write(text + "\n")) if self.verbose
+                else None,
+                say=lambda text: warn(f"Auto: {text}", UncheckedWarning))
+            log.info("%s", result.notes[-1])
+            model, _ = result.model()
+            algo = ALGORITHMS[result.chosen]
+            if self.probability:
+                p = result.problems[result.chosen]
+                training.calibrate(algo, model, Dataset(p.X, p.y, p.cost, None, "y"),
+                                   {**p.params, **result.point}, p.run, seed, codes,
+                                   bool(self.verbose))
+            F_unl = (training.transductive_values(model, prepared) if algo.uses_unlabeled
+                     else model.decision_function(prepared.unlabeled_X))
+            training.restore_labels(model, codes)
+        self._set_fitted(model, classes, label_index)
+        transduction = np.empty(y.size, dtype=classes.dtype)
+        transduction[~unl] = y[~unl]
+        transduction[unl] = self._labels_of(model.labels_from_values(F_unl))
+        self.transduction_ = transduction
+        self.folds_ = result.folds
+        self.decision_ = result.notes[-1]
+        self.selection_ = [{"algorithm": c.algorithm, "point": dict(c.point),
+                            "score": c.score, "difference": c.difference, "se": c.se,
+                            "verdict": c.verdict, "reason": c.reason}
+                           for c in result.candidates]
+        self.best_estimator_ = self._winner(result, params, classes, label_index)
+        return self
+
+    def _winner(self, result, params, classes, label_index):
+        """The winner as an estimator of its own class, sharing this fit's model."""
+        algo = ALGORITHMS[result.chosen]
+        cls = ESTIMATORS[result.chosen]
+        settings = {**params[result.chosen], **result.point}
+        kwargs = {keyword(p.name): (default_value(p) if settings[p.name] is None
+                                    else settings[p.name]) for p in algo.params}
+        est = cls(**kwargs, unlabeled_label=self.unlabeled_label,
+                  probability=bool(self.probability), random_state=self.random_state,
+                  n_jobs=self.n_jobs, verbose=self.verbose)
+        if "max_memory" in algo.run_options:
+            est.max_memory = self.max_memory
+        if hasattr(est, "check"):
+            est.check = "none"  # the selection has compared it with the svm already
+            est.check_ = None
+        est.n_features_in_ = self.n_features_in_
+        est._set_fitted(self.model_, classes, label_index)
+        est.transduction_ = self.transduction_
+        return est
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+
+class _JoblibRunner:
+    """The folds' tasks on ``n_jobs`` local joblib processes (the
+    :class:`ssl_svm.auto.SerialRunner` protocol); each task's threads a share of the CPUs."""
+
+    def __init__(self, n_jobs: int, n_tasks: int):
+        cpus = runtime.available_cpus()
+        workers = cpus if n_jobs < 0 else int(n_jobs)
+        self.workers = max(1, min(workers, cpus, n_tasks))
+        self.threads_per_worker = max(1, runtime.default_threads() // self.workers)
+
+    def describe(self) -> str:
+        return f"{self.workers} local processes"
+
+    def run(self, fn, tasks):
+        import joblib
+
+        with joblib.Parallel(n_jobs=self.workers, return_as="generator_unordered") as par:
+            yield from par(joblib.delayed(fn)(*t) for t in tasks)
+
+    def close(self) -> None:
+        pass

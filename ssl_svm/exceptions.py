@@ -49,6 +49,12 @@ class UnlabeledHurtWarning(SSLWarning):
     unlabeled rows likely hurt (:mod:`ssl_svm.trust`)."""
 
 
+class UncheckedWarning(SSLWarning):
+    """What was to be checked could not be, or only in part: the check after a fit skipped, a
+    cross-validation with fewer folds than asked, a selection with nothing to cross-validate
+    (a class of one labeled row)."""
+
+
 class LabelWarning(SSLWarning):
     """Labels taken in another meaning than given (e.g. -1 rows treated as unlabeled)."""
 
@@ -82,4 +88,4 @@ def warn(message: str, category: type[SSLWarning]) -> None:
 
 __all__ = ["DataError", "DegenerateFitWarning", "LabelWarning", "LopsidedWarning",
            "MemoryLimitError", "NonFiniteError", "ProblemError", "SSLWarning",
-           "SettingWarning", "SolverWarning", "UnlabeledHurtWarning"]
+           "SettingWarning", "SolverWarning", "UncheckedWarning", "UnlabeledHurtWarning"]

@@ -11,35 +11,64 @@ class SemiSupervisedKFold:
     each split trains on every unlabeled row and the labeled rows of the other folds, and
     tests on its fold's labeled rows only. For scikit-learn's ``cv=`` (``cross_val_score``,
     ``GridSearchCV``); the folds are those of ``ssl-tune --seed random_state`` (each class
-    shuffled, then dealt round-robin)."""
+    shuffled, then dealt round-robin).
+
+    Few labels are no error: with a class of fewer labeled rows than ``n_splits`` the splits
+    are as many as its rows (``get_n_splits(X, y)`` says how many), and the rows of a class
+    with a single labeled row stay in every training part, never tested (each an
+    :class:`ssl_svm.UncheckedWarning`). Only labels with no class of two rows, where nothing
+    can be held out, are a ValueError."""
 
     def __init__(self, n_splits: int = 5, unlabeled_label=-1, random_state: int = 0):
         self.n_splits = n_splits
         self.unlabeled_label = unlabeled_label
         self.random_state = random_state
 
-    def get_n_splits(self, X=None, y=None, groups=None) -> int:
-        return self.n_splits
-
-    def split(self, X, y, groups=None):
-        """Yield (train rows, test rows) per fold."""
+    def _plan(self, y, say: bool = False):
+        """(internal codes, 0 for rows never tested, folds) of labels y."""
         from ssl_svm.estimators import _equal
-        from ssl_svm.solvers.crossval import stratified_folds
+        from ssl_svm.exceptions import UncheckedWarning, warn
 
         if self.n_splits < 2:
             raise ValueError(f"SemiSupervisedKFold needs n_splits >= 2 (got {self.n_splits})")
         y = np.asarray(y)
         unl = _equal(y, self.unlabeled_label)
         codes = np.zeros(y.size)
-        _, inverse = np.unique(y[~unl], return_inverse=True)
-        codes[~unl] = inverse + 1
-        counts = np.bincount(inverse)
-        if counts.size and counts.min() < self.n_splits:
-            raise ValueError(f"a class has {int(counts.min())} labeled rows, fewer than "
-                             f"n_splits={self.n_splits}")
-        folds = stratified_folds(codes, self.n_splits, self.random_state)
-        for k in range(self.n_splits):
-            yield np.flatnonzero(folds != k), np.flatnonzero(folds == k)
+        classes, inverse = np.unique(y[~unl], return_inverse=True)
+        counts = np.bincount(inverse, minlength=classes.size)
+        single = counts == 1
+        kept = np.where(single[inverse], 0.0, inverse + 1.0)
+        codes[~unl] = kept
+        if not np.any(counts >= 2):
+            raise ValueError("SemiSupervisedKFold: no class has two labeled rows, so no row "
+                             "can be held out without taking its class from the training "
+                             f"part (labeled rows per class: {counts.tolist()})")
+        k = min(self.n_splits, int(counts[counts >= 2].min()))
+        if say and single.any():
+            warn(f"SemiSupervisedKFold: class{'es' if single.sum() > 1 else ''} "
+                 f"{', '.join(map(str, classes[single].tolist()))} "
+                 f"ha{'ve' if single.sum() > 1 else 's'} one labeled row: it stays in every "
+                 "training part and is never tested", UncheckedWarning)
+        if say and k < self.n_splits:
+            smallest = classes[(counts >= 2) & (counts == k)][0]
+            warn(f"SemiSupervisedKFold: class {smallest} has {k} labeled rows: {k} splits "
+                 f"instead of n_splits={self.n_splits}", UncheckedWarning)
+        return codes, k
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        """``n_splits``, or with ``y`` the splits it allows (fewer when a class is small)."""
+        if y is None:
+            return self.n_splits
+        return self._plan(y)[1]
+
+    def split(self, X, y, groups=None):
+        """Yield (train rows, test rows) per fold."""
+        from ssl_svm.solvers.crossval import stratified_folds
+
+        codes, k = self._plan(y, say=True)
+        folds = stratified_folds(codes, k, self.random_state)
+        for i in range(k):
+            yield np.flatnonzero(folds != i), np.flatnonzero(folds == i)
 
     def __repr__(self) -> str:
         return (f"SemiSupervisedKFold(n_splits={self.n_splits}, unlabeled_label="

@@ -135,14 +135,16 @@ def test_metric_rules(tmp):
 
 
 def test_folds_are_checked_before_any_fit(tmp):
-    """A class with fewer labeled rows than folds: a usage error naming it, before any fit."""
+    """A class with fewer labeled rows than the folds given: a usage error naming it, before
+    any fit; fewer than the default 5: fewer folds, said."""
     rows = ["1 1:1 2:0.5"] + [f"-1 1:{-1 - i} 2:{i % 3}" for i in range(9)] + ["0 1:0.3"] * 20
     one = tmp / "one.svm"
     one.write_text("\n".join(rows) + "\n")
     r = run("ssl-tune", "-a", "tsvm", "-v", "5", "-G", "lambda=0.1,1", one, check=2)
     assert r.stderr.rstrip().splitlines()[-1] == (
         f"Error: {one}: class 1 has 1 labeled row, fewer than the 5 folds (-v 5): label more "
-        "rows of it, or score on a VALIDATION file")
+        "rows of it, or score on a VALIDATION file (ssl-tune -a auto keeps the supervised svm "
+        "when nothing can be cross-validated)")
     assert "points" not in r.stderr and r.stdout == ""  # nothing was fitted
     three = tmp / "three.svm"
     three.write_text("\n".join(["1 1:1 2:0.5", "1 1:2 2:1", "1 1:1.5 2:0"] + rows[1:]) + "\n")
@@ -152,6 +154,11 @@ def test_folds_are_checked_before_any_fit(tmp):
         "or fewer, or score on a VALIDATION file")
     r = run("ssl-tune", "-a", "svm", "-v", "3", "-G", "lambda=0.1,1", three, check=0)
     assert best_line(r.stdout).startswith("best lambda=")
+    default = run("ssl-tune", "-a", "svm", "-G", "lambda=0.1,1", three, check=0)
+    assert ("class 1 has 3 labeled rows: 3-fold cross-validation instead of 5"
+            in default.stderr)
+    assert ([x.split(" time=")[0] for x in default.stdout.splitlines()]
+            == [x.split(" time=")[0] for x in r.stdout.splitlines()])  # the -v 3 results
 
 
 def test_cluster_without_dask_says_how_to_install(monkeypatch):
