@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from ssl_svm.estimators import ESTIMATORS
+from ssl_svm.estimators import ESTIMATORS, Auto
 
 # Settings for the checks' tiny data sets: the TV family's 10-neighbour graph needs more than
 # 10 rows (the checks fit on 10); svm/rls solved to 1e-12 so that a weight of 2 and a
@@ -52,6 +52,8 @@ _LAMBDA_AUTO = ("λ auto cross-validates the labeled rows, and a duplicated row 
 
 
 def _expected(est) -> dict[str, str]:
+    if isinstance(est, Auto):
+        return {"check_classifiers_classes": _MARKER}
     out = dict(EXPECTED_FAILURES.get(est._algorithm, {}))
     if est._algorithm in ("svm", "rls") and getattr(est, "lam", None) == "auto":
         out.update({"check_sample_weight_equivalence_on_dense_data": _LAMBDA_AUTO,
@@ -61,7 +63,11 @@ def _expected(est) -> dict[str, str]:
 
 @parametrize_with_checks([cls(**CHECK_PARAMS.get(name, {})) for name, cls in ESTIMATORS.items()]
                          + [ESTIMATORS[name](lam=1.0, **CHECK_PARAMS[name])
-                            for name in ("svm", "rls")],
+                            for name in ("svm", "rls")]
+                         # the selection, kept small (the svm at its settings against one tsvm
+                         # point): the checks fit it ~150 times; test_auto.py runs the portfolio
+                         + [Auto(candidates=["tsvm"], grids={"svm": {}, "tsvm": {"lam": [0.1]}},
+                                 cv=3)],
                          expected_failed_checks=_expected)
 def test_sklearn_checks(estimator, check):
     check(estimator)
