@@ -4,7 +4,7 @@ sets made semi-supervised with few labels (sets the rules were not tuned on).
     python bench/bench_trust.py [--labels 10,50] [--draws 3] [--sets australian,heart]
         [--jobs 2] [--json F]
 
-For each set (binary, ``../shared/datasets``; at most 2,000 rows, a seeded sample above) and
+For each set (binary, ``../shared/datasets``; at most 1,000 rows, a seeded sample above) and
 each number of labels, ``--draws`` random draws of the labeled rows (at least one per class;
 the other rows unlabeled). Every command runs as a user would, at its defaults, on one
 core; errors are measured on the unlabeled rows (the test rows) with ``ssl-predict`` on the
@@ -46,7 +46,7 @@ SETS = {
     "rcv1-small": "rcv1-small/rcv1-small",
 }
 SEMI = ("tsvm", "lapsvm", "cheeger-rls")
-MAX_ROWS = 2000
+MAX_ROWS = 1000
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
        "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 

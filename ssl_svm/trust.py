@@ -40,6 +40,11 @@ log = logging.getLogger("ssl.fit")
 Z = 1.645  # one-sided 5 % quantile of the normal distribution
 BASELINE_LAMBDAS = (1.0, 0.1, 0.01, 0.001)
 CHECK_FOLDS = 5
+# a loss against the svm, in points, that the check says when neither the folds nor the
+# unlabeled rows rule it out ("unverified"). bench/bench_trust.py counts a fit 2 points worse
+# as harmful; warning from 2 points would warn of nearly every fit with 100 labels (Digit1's
+# lapsvm, +1 point with a standard error of 2.8, would be "up to 4 points worse")
+HARM = 5.0
 # ssl-train --check auto cross-validates when the folds' fits are expected to take at most
 # this many seconds (folds × the fit's own time)
 CHECK_SECONDS = 10.0
@@ -171,12 +176,33 @@ class Comparison:
         return 100.0 * Z * math.sqrt(max(m * (1.0 - m), 0.0) / max(self.n, 1))
 
     @property
+    def blind_spot(self) -> float:
+        """The largest loss against the svm, in points, that the folds cannot rule out: Z
+        standard errors below the difference they show (0 when that is not below 0)."""
+        return max(0.0, Z * self.se - self.difference)
+
+    @property
+    def possible_loss(self) -> float:
+        """The largest loss on the unlabeled rows that neither the folds nor the unlabeled
+        rows rule out, in points: the folds' :attr:`blind_spot`, at most the share of the
+        unlabeled rows on which the fit and the svm disagree beyond what the class shares
+        force (a model cannot be worse than another on more rows than they disagree on);
+        0 without that measure."""
+        if self.coverage is None:
+            return 0.0
+        return min(self.blind_spot,
+                   max(0.0, self.coverage.unlabeled - self.coverage.explained))
+
+    @property
     def verdict(self) -> str:
         """``hurt``: worse than the svm by more than Z standard errors; ``chance``: no better
         than the largest class's share and below the svm; ``unrepresented``: the held-out
         labeled rows do not stand for the unlabeled ones (:attr:`Coverage.represented`), so
         the folds cannot tell; ``helped``: better than the svm by more than Z standard errors;
-        ``even`` otherwise (within the folds' noise)."""
+        ``unverified``: within the folds' noise, but the fit and the svm disagree on enough
+        unlabeled rows that it may be worse than the svm by more than :data:`HARM` points
+        (:attr:`possible_loss`), which the folds are too few to rule out; ``even``
+        otherwise."""
         d = self.difference
         if d < 0 and -d >= Z * self.se:
             return "hurt"
@@ -186,6 +212,8 @@ class Comparison:
             return "unrepresented"
         if d > 0 and d >= Z * self.se:
             return "helped"
+        if self.possible_loss > HARM:
+            return "unverified"
         return "even"
 
     def text(self) -> str:
@@ -194,7 +222,17 @@ class Comparison:
                 f"{self.algorithm} {self.accuracy:.1f} %, the supervised svm (λ "
                 f"{self.baseline_lambda:g}) {self.baseline:.1f} % on the same folds, "
                 f"{self.difference:+.1f} points (standard error {self.se:.1f}; the largest "
-                f"class is {self.majority:.1f} % of them)")
+                f"class is {self.majority:.1f} % of them; these folds cannot detect a loss "
+                f"below {Z * self.se:.0f} points)")
+
+
+def paired_se(b: int, c: int, n: int) -> float:
+    """Standard error, in points, of the difference of two accuracies on the same n rows,
+    b rows right for the first only and c for the second only, with half a row added to each
+    cell of the 2×2 table (Agresti & Min 2005): on few rows where the two agree everywhere it
+    is not 0 (7 rows: 11 points), which would make any difference certain."""
+    b2, c2, n2 = b + 0.5, c + 0.5, n + 2.0
+    return 100.0 * math.sqrt(max(b2 + c2 - (b2 - c2) ** 2 / n2, 0.0)) / n2
 
 
 def folds_for(y, folds: int = CHECK_FOLDS) -> int:
@@ -311,7 +349,7 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     right_base = (base == truth).astype(float)
     d = right - right_base
     n = truth.size
-    se = 100.0 * float(np.std(d, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    se = paired_se(int(np.sum(d > 0)), int(np.sum(d < 0)), n)
     _, counts = np.unique(truth, return_counts=True)
     return Comparison(algo.name, k, n, 100.0 * float(right.mean()),
                       100.0 * float(right_base.mean()), lam,
@@ -328,12 +366,12 @@ def report(c: Comparison, train_name: str | None = "TRAIN") -> None:
     verdict = c.verdict
     tail = {"helped": "the unlabeled rows helped",
             "even": "no difference beyond the folds' noise",
-            "hurt": "", "chance": "", "unrepresented": ""}[verdict]
+            "hurt": "", "chance": "", "unrepresented": "", "unverified": ""}[verdict]
     cover = ("; " + c.coverage.text(c.algorithm, "the svm fitted on all labeled rows")
              if c.coverage is not None else "")
     log.info("check against the supervised svm (%.2f s): %s%s%s", c.seconds, c.text(), cover,
              f": {tail}" if tail else "")
-    if verdict not in ("hurt", "chance", "unrepresented"):
+    if verdict not in ("hurt", "chance", "unrepresented", "unverified"):
         return
     what = (f"its {c.folds}-fold cross-validated accuracy is {c.accuracy:.1f} % against "
             f"{c.baseline:.1f} % for the supervised svm (λ {c.baseline_lambda:g}) on the same "
@@ -343,7 +381,14 @@ def report(c: Comparison, train_name: str | None = "TRAIN") -> None:
             if train_name is not None else
             "compare estimators with cross_val_score(..., cv=ssl_svm.SemiSupervisedKFold()), "
             "or use ssl_svm.SVM")
-    if verdict == "unrepresented":
+    if verdict == "unverified":
+        message = (f"{c.algorithm} may be worse than ignoring the unlabeled rows, by up to "
+                   f"{c.possible_loss:.0f} points, and the labeled rows cannot tell: {what}: "
+                   f"with {c.n} labeled rows the folds cannot rule out a loss of "
+                   f"{c.blind_spot:.0f} points, and {c.algorithm} and the svm disagree on "
+                   f"{c.coverage.unlabeled - c.coverage.explained:.0f} % of the unlabeled "
+                   f"rows; label more rows, or {todo}")
+    elif verdict == "unrepresented":
         message = (f"{c.algorithm} may be worse than ignoring the unlabeled rows, and the "
                    f"labeled rows cannot tell: {what}, but "
                    f"{c.coverage.text(c.algorithm, 'the svm')}: they differ mostly where no "

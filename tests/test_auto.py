@@ -216,3 +216,32 @@ def test_svmlight_labels_in_scikit_learns_convention_are_warned_about(tmp):
     assert re.search(r"warning: .*pcmac\.test: 91 labeled rows with label -1, not a class of "
                      r"the model \(0, 1\): the accuracy counts the other 109 rows only", r.stderr)
     assert re.search(r"^Accuracy = [0-9.]+% \(\d+/109\)$", r.stderr, re.M)
+
+
+# --------------------------------------------------------------------------- the check's power
+
+def test_a_check_says_the_loss_its_folds_cannot_see():
+    from ssl_svm.trust import HARM, Comparison, Coverage, paired_se
+
+    # Agresti & Min: 7 rows on which the two agree everywhere are not certainty
+    assert paired_se(0, 0, 7) == pytest.approx(100 / 9, rel=1e-12)
+    # ... and on 100 rows it is the plain standard error, near enough
+    d = np.r_[np.full(15, 100.0), np.full(5, -100.0), np.zeros(80)]
+    assert paired_se(15, 5, 100) == pytest.approx(np.std(d, ddof=1) / 10, rel=0.01)
+    # 10 labeled rows, even on the folds (standard error 14): a 20-point loss goes unseen by
+    # them; the fit and the svm disagree on 30 % of the unlabeled rows: unverified
+    cover = Coverage(held_out=10.0, n=10, unlabeled=30.0, u=500)
+    c = Comparison("lapsvm", 5, 10, 70.0, 70.0, 1.0, 50.0, 14.0, coverage=cover)
+    assert c.blind_spot == pytest.approx(1.645 * 14.0)
+    assert c.possible_loss == pytest.approx(min(1.645 * 14.0, 30.0))
+    assert c.possible_loss > HARM
+    assert c.verdict == "unverified"
+    # the same folds, but the two agree on all but 3 % of the unlabeled rows: it cannot be
+    # worse by more than 3 points there
+    c.coverage = Coverage(held_out=0.0, n=10, unlabeled=3.0, u=500)
+    assert c.possible_loss == pytest.approx(3.0) and c.verdict == "even"
+    # 100 labeled rows, +1 point with a standard error of 2.8 (Digit1's lapsvm): at most
+    # 3.6 points unseen, below HARM
+    c = Comparison("lapsvm", 5, 100, 94.0, 93.0, 1.0, 52.0, 2.8,
+                   coverage=Coverage(7.0, 100, 8.1, 1400))
+    assert c.possible_loss == pytest.approx(1.645 * 2.8 - 1.0) and c.verdict == "even"
