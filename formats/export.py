@@ -34,15 +34,20 @@ class ExportError(ValueError):
 
 
 def _check_rows(model: Model, tool: str) -> None:
-    """ExportError for a model that scales every row to unit length before its kernel
-    (--graph-metric cosine): LIBSVM's and LIBLINEAR's predictors take rows as given, so the
-    exported file would predict other values."""
+    """ExportError for a model that scales every row to unit length (--graph-metric cosine)
+    or every column (scaled) before its kernel: LIBSVM's and LIBLINEAR's predictors take rows
+    as given, so the exported file would predict other values."""
     fn = model.function
     if not isinstance(fn, LinearFunctions) and fn.unit_rows:
         raise ExportError(f"the {model.algorithm} model scales every row to unit length before "
                           f"its kernel (--graph-metric cosine), which {tool}'s predictor does "
                           "not do; scale the rows to unit length yourself and train with "
                           "--graph-metric euclidean to export")
+    if not isinstance(fn, LinearFunctions) and fn.column_scale is not None:
+        raise ExportError(f"the {model.algorithm} model divides every column by its range "
+                          f"before its kernel (--graph-metric scaled), which {tool}'s "
+                          "predictor does not do; scale the columns yourself (svm-scale) and "
+                          "train with --graph-metric euclidean to export")
 
 
 def _weights(model: Model) -> np.ndarray:

@@ -22,6 +22,8 @@ round-trips exactly and does not depend on the locale)::
     kernel_coef0 0
     kernel_rows unit                 # optional (--graph-metric cosine): every row scaled to
                                      # unit length before the kernel, at prediction too
+    kernel_scale 0.5 0.01 1          # optional (--graph-metric scaled): column j multiplied
+                                     # by its factor before the kernel, at prediction too
     intercept 0.12                   # one value per function
     weights 4                        # linear: number of nonzero feature rows, then per row:
     17 0.25                          #   1-based feature index, one weight per function
@@ -116,6 +118,8 @@ def model_to_text(model: Model) -> str:
           f"kernel_coef0 {_f(ks.coef0)}\n")
         if fn.unit_rows:
             w("kernel_rows unit\n")
+        if fn.column_scale is not None:
+            w("kernel_scale " + " ".join(_f(v) for v in fn.column_scale) + "\n")
     w("intercept " + " ".join(_f(v) for v in fn.b) + "\n")
     if isinstance(fn, LinearFunctions):
         W = np.asarray(fn.W, dtype=np.float64)
@@ -298,6 +302,7 @@ def model_from_text(text: str, path: str) -> Model:
             break
     kernel = None
     unit = False  # 'kernel_rows unit': rows at unit length before the kernel
+    scale = None  # 'kernel_scale': the columns' factors before the kernel
     if kind == "kernel":
         name = L.keyed("kernel", 1)[0]
         if name not in KERNELS:
@@ -311,6 +316,11 @@ def model_from_text(text: str, path: str) -> Model:
             if parts[1:] != ["unit"]:
                 raise L.error("'kernel_rows' takes one value, unit")
             unit = True
+            parts = L.next("the 'intercept' line")
+        if parts[:1] == ["kernel_scale"]:
+            if not 1 <= len(parts) - 1 <= d:
+                raise L.error(f"'kernel_scale' takes one factor per feature, 1 to {d}")
+            scale = np.array([_float(L, v, "column factor", 0.0) for v in parts[1:]])
         else:
             L.i -= 1
     b = np.array([_float(L, s, "intercept") for s in L.keyed("intercept", k)])
@@ -365,7 +375,7 @@ def model_from_text(text: str, path: str) -> Model:
         rows = sp.csr_matrix((np.array(data, dtype=np.float64),
                               np.array(indices, dtype=np.int32),
                               np.array(indptr, dtype=np.int64)), shape=(m, d))
-        function = KernelExpansion(kernel, rows, coef, b, unit_rows=unit)
+        function = KernelExpansion(kernel, rows, coef, b, unit_rows=unit, column_scale=scale)
     end = L.next("the final 'end' line")
     if end != ["end"]:
         raise L.error("expected the final 'end' line")

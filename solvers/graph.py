@@ -24,11 +24,13 @@ from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import (
     SAMPLE_ROWS,
     block_rows_for,
+    column_ranges,
     dot_block,
     median_gamma,
     median_sqdist,
     prepare,
     sample_rows,
+    scale_columns,
     sqnorms,
     unit_rows,
 )
@@ -211,12 +213,19 @@ def neighbour_contrast(X, k: int = CONTRAST_NEIGHBOR, rows: int = SAMPLE_ROWS,
 # measurements) keep Euclidean distances
 COSINE_DENSITY = 0.1
 UNIT_TOLERANCE = 1e-6  # rows this close to unit length count as normalised already
+# auto scales the columns when the largest range exceeds the median range by this factor: a
+# feature of range 1,000 among features of range 1 decides every distance alone (LIBSVM's
+# guide scales every feature to [-1, 1] for the same reason). Against the median, not the
+# smallest: pixels (a border pixel's small range is no unit of its own) and features
+# standardised already stay as given
+RANGE_RATIO = 10.0
 
 
 def resolve_metric(metric: str, X) -> tuple[str, str]:
-    """('euclidean' or 'cosine', how chosen) of --graph-metric ``metric`` on the training
-    rows X; auto is cosine for sparse non-negative rows (:data:`COSINE_DENSITY`) unless every
-    row is at unit length already."""
+    """('euclidean', 'cosine' or 'scaled', how chosen) of --graph-metric ``metric`` on the
+    training rows X; auto is cosine for sparse non-negative rows (:data:`COSINE_DENSITY`)
+    unless every row is at unit length already; else scaled where the largest column range
+    is over :data:`RANGE_RATIO` times the median one, else euclidean."""
     if metric != "auto":
         return metric, "given"
     n, d = X.shape
@@ -235,19 +244,37 @@ def resolve_metric(metric: str, X) -> tuple[str, str]:
             return "euclidean", "auto: the rows are at unit length already"
         return "cosine", (f"auto: sparse non-negative rows, {100 * density:.2g} % of the "
                           "entries stored, of different lengths")
-    return "euclidean", ("auto: " + ("rows with negative values" if negative else
-                                     f"dense rows, {100 * density:.2g} % of the entries "
-                                     "stored"))
+    why = "rows with negative values" if negative else (f"dense rows, {100 * density:.2g} % "
+                                                         "of the entries stored")
+    ranges = column_ranges(X)
+    ranges = ranges[ranges > 0]
+    if ranges.size and ranges.max() > RANGE_RATIO * np.median(ranges):
+        return "scaled", (f"auto: {why}, the largest column range {ranges.max():.3g} is "
+                          f"{ranges.max() / np.median(ranges):.3g} times the median one: "
+                          "each column divided by its range, at training and at prediction")
+    return "euclidean", "auto: " + why
+
+
+def metric_scale(metric: str, X) -> np.ndarray | None:
+    """The column factors of --graph-metric ``metric`` (resolved) on the training rows X:
+    1 / each column's range for scaled (1 where the column is constant), else None."""
+    if metric != "scaled":
+        return None
+    r = column_ranges(X)
+    return np.divide(1.0, r, out=np.ones_like(r, dtype=np.float64), where=r > 0)
 
 
 def metric_rows(metric: str, X, name: str):
-    """(metric taken, the rows the graph and kernel see) for --graph-metric ``metric``: X
-    itself for euclidean, its rows at unit length for cosine; the choice is logged when
-    auto."""
+    """(metric taken, the rows the graph and kernel see, the column factors or None) for
+    --graph-metric ``metric``: X itself for euclidean, its rows at unit length for cosine, its
+    columns divided by their ranges for scaled; the choice is logged when auto."""
     metric, how = resolve_metric(metric, X)
     if how != "given":
         log.info("%s: graph metric %s (%s)", name, metric, how)
-    return metric, (unit_rows(X) if metric == "cosine" else X)
+    scale = metric_scale(metric, X)
+    if scale is not None:
+        return metric, scale_columns(X, scale), scale
+    return metric, (unit_rows(X) if metric == "cosine" else X), None
 
 
 def auto_graph(X, neighbors: int | None, degree: int | None) -> tuple[int, int, str]:

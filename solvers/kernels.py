@@ -146,6 +146,35 @@ def unit_rows(X):
     return X
 
 
+def scale_columns(X, scale: np.ndarray):
+    """X with column j multiplied by ``scale[j]`` (columns beyond ``scale`` unchanged): the
+    rows a --graph-metric scaled graph and kernel see. CSR stays CSR (same pattern), dense
+    stays dense; float64."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        full = np.ones(X.shape[1])
+        full[:min(X.shape[1], scale.size)] = scale[:X.shape[1]]
+        X.data *= full[X.indices]
+        return X
+    X = np.array(X, dtype=np.float64)
+    m = min(X.shape[1], scale.size)
+    X[:, :m] *= scale[:m]
+    return X
+
+
+def column_ranges(X) -> np.ndarray:
+    """max − min of every column of X (a sparse column's unstored entries are zeros)."""
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        hi = np.asarray(X.max(axis=0).todense()).ravel()
+        lo = np.asarray(X.min(axis=0).todense()).ravel()
+        return hi - lo
+    X = np.asarray(X)
+    if X.shape[0] == 0:
+        return np.zeros(X.shape[1])
+    return X.max(axis=0) - X.min(axis=0)
+
+
 def sqnorms(A) -> np.ndarray:
     """Squared Euclidean norm of every row."""
     if sp.issparse(A):

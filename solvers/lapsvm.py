@@ -405,7 +405,7 @@ def _fit(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d_feat = X.shape
-        metric, X = graph_mod.metric_rows(params["graph_metric"], X, name)
+        metric, X, scale = graph_mod.metric_rows(params["graph_metric"], X, name)
         solver = params["solver"]
         if solver == "auto":
             solver = "newton" if n <= DIRECT_MAX_ROWS else "pcg"
@@ -464,6 +464,8 @@ def _fit(name: str):
         Kv = None
         if validation is not None:
             Xv, yv = validation
+            if scale is not None:
+                Xv = kernels.scale_columns(Xv, scale)
             if metric == "cosine":
                 Xv = kernels.unit_rows(Xv)
             Kv = kernels.kernel_block(spec, Xv, Xp)
@@ -498,7 +500,8 @@ def _fit(name: str):
                 stats.setdefault(key, []).append(v)
         solve_time = time.perf_counter() - ts
         model = Model(name, order, d_feat,
-                      KernelExpansion(spec, X, coef, bs, unit_rows=metric == "cosine"),
+                      KernelExpansion(spec, X, coef, bs, unit_rows=metric == "cosine",
+                                      column_scale=scale),
                       params={p.name: metric if p.name == "graph_metric" else params[p.name]
                               for p in PARAMS[name]}, stats=stats)
         model.stats["n_rows"] = [n]

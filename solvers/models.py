@@ -20,7 +20,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ssl_svm.solvers.errors import NonFiniteError
-from ssl_svm.solvers.kernels import KernelSpec, kernel_times, prepare, sqnorms, unit_rows
+from ssl_svm.solvers.kernels import (
+    KernelSpec,
+    kernel_times,
+    prepare,
+    scale_columns,
+    sqnorms,
+    unit_rows,
+)
 
 
 @dataclass
@@ -41,19 +48,30 @@ class KernelExpansion:
     # every input row is scaled to unit length before the kernel (--graph-metric cosine: the
     # expansion rows were, at training); the model file's 'kernel_rows unit'
     unit_rows: bool = False
+    # every input column j is multiplied by column_scale[j] before the kernel (--graph-metric
+    # scaled: 1 / the column's range over the training rows, as the expansion rows were); the
+    # model file's 'kernel_scale' line; None: the columns as given
+    column_scale: np.ndarray | None = None
 
     _prepared: object = field(default=None, repr=False, compare=False)
 
+    def transform(self, X):
+        """The rows as the kernel sees them: columns scaled (``column_scale``), then each row
+        at unit length (``unit_rows``)."""
+        if self.column_scale is not None:
+            X = scale_columns(X, self.column_scale)
+        if self.unit_rows:
+            X = unit_rows(X)
+        return X
+
     def decision(self, X) -> np.ndarray:
-        """Σ_i K(x, z_i) coef_i + b (x scaled to unit length first when ``unit_rows``),
-        computed in blocks of rows of X."""
+        """Σ_i K(x, z_i) coef_i + b (x as :meth:`transform` gives it), computed in blocks of
+        rows of X."""
         if self._prepared is None:  # once per model, not once per prediction chunk
             Z = prepare(self.rows)
             self._prepared = (Z, sqnorms(Z) if self.kernel.name == "rbf" else None)
         Z, zn = self._prepared
-        if self.unit_rows:
-            X = unit_rows(X)
-        return kernel_times(self.kernel, X, Z, self.coef, zn) + self.b
+        return kernel_times(self.kernel, self.transform(X), Z, self.coef, zn) + self.b
 
 
 @dataclass

@@ -187,11 +187,14 @@ GRAPH_WEIGHTS = Param("graph_weights", ("--graph-weights",), str, "heat",
                       choices=("heat", "binary", "self-tuning"), metavar="NAME")
 GRAPH_METRIC = Param("graph_metric", ("--graph-metric",), str, "auto",
                      "distance of the graph and the kernel: euclidean on the rows as given, "
-                     "or cosine (every row scaled to unit length first, at training and at "
-                     "prediction; for text); auto: cosine for sparse rows (at most 10 % of "
-                     "the entries stored) with no negative value and not all at unit length "
-                     "already, else euclidean; the model records the metric taken",
-                     choices=("auto", "euclidean", "cosine"), metavar="NAME")
+                     "cosine (every row scaled to unit length first, at training and at "
+                     "prediction; for text), or scaled (every column divided by its range on "
+                     "the training rows first, at prediction too; as LIBSVM's svm-scale); "
+                     "auto: cosine for sparse rows (at most 10 % of the entries stored) with "
+                     "no negative value and not all at unit length already, else scaled when "
+                     "the largest column range is over 10 times the median one, else "
+                     "euclidean; the model records the metric taken",
+                     choices=("auto", "euclidean", "cosine", "scaled"), metavar="NAME")
 # the graph solvers' rbf width defaults to the heat width, γ = 1/(2t²): below 1e-7 it would
 # pass the 1e15 that every γ must stay under (a model file holds no larger), and below ~1e-154
 # t² underflows to 0; any width far under the data's resolution gives the same all-zero

@@ -826,7 +826,7 @@ def _fit_tv(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d = X.shape
-        metric, X = graph.metric_rows(params["graph_metric"], X, name)
+        metric, X, scale = graph.metric_rows(params["graph_metric"], X, name)
         y = np.asarray(y, dtype=np.float64)
         classes = class_labels(y)
         if len(classes) < 2:
@@ -920,7 +920,8 @@ def _fit_tv(name: str):
         used["graph_metric"] = metric
         rows, coef = st.expansion(coef)
         model = Model(name, order, d, KernelExpansion(spec, rows, coef, np.zeros(coef.shape[1]),
-                                                      unit_rows=metric == "cosine"),
+                                                      unit_rows=metric == "cosine",
+                                                      column_scale=scale),
                       params={p.name: used[p.name] for p in PARAMS[name]})
         model.stats = {"energy": [res.energy[-1]], "iterations": [res.iterations],
                        "converged": [float(res.converged)], "n_rows": [n],

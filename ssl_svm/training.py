@@ -267,14 +267,13 @@ def init_seeds(m, algo, params, data, codes, source: str):
         head = sp.csr_matrix(data.X[:r])
         if "graph_metric" in params:
             from ssl_svm.solvers.graph import resolve_metric
-            from ssl_svm.solvers.kernels import unit_rows
 
-            model_metric = "cosine" if fn.unit_rows else "euclidean"
+            model_metric = ("cosine" if fn.unit_rows else "scaled"
+                            if fn.column_scale is not None else "euclidean")
             if resolve_metric(params["graph_metric"], data.X)[0] != model_metric:
                 raise DataError(source, f"--init: the model was trained with --graph-metric "
                                 f"{model_metric}; give the same metric")
-            if fn.unit_rows:
-                head = unit_rows(head)
+            head = fn.transform(head)
         if params.get("gamma") is None:  # auto: continue with the model's width
             params["gamma"] = fn.kernel.gamma
             log.info("--init: kernel γ = %.6g from the model", fn.kernel.gamma)
@@ -406,6 +405,16 @@ def check_setting(algo, params: dict, X) -> None:
     before the fit."""
     if params.get("kernel") == "rbf" and params.get("gamma") is not None:
         from ssl_svm.solvers.kernels import rbf_width_check, resolve_gamma
+
+        if "graph_metric" in params:  # the rows as the kernel will see them
+            from ssl_svm.solvers.graph import metric_scale, resolve_metric
+            from ssl_svm.solvers.kernels import scale_columns, unit_rows
+
+            metric = resolve_metric(params["graph_metric"], X)[0]
+            if metric == "cosine":
+                X = unit_rows(X)
+            elif metric == "scaled":
+                X = scale_columns(X, metric_scale(metric, X))
 
         gamma, _ = resolve_gamma(params["gamma"], "rbf", X)
         kind, g_med = rbf_width_check(X, gamma)

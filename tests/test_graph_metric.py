@@ -1,6 +1,8 @@
 """--graph-metric (issue 31): cosine graphs and kernels for text, recorded in the model and
 applied again at prediction."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -141,4 +143,81 @@ def test_model_file_checks_kernel_rows(tmp):
     assert text.count("kernel_rows unit\n") == 1
     (tmp / "bad").write_text(text.replace("kernel_rows unit\n", "kernel_rows half\n"))
     with pytest.raises(Exception, match="'kernel_rows' takes one value, unit"):
+        read_model(str(tmp / "bad"))
+
+
+# --------------------------------------------------------------------------- scaled (issue 50)
+
+def _units(seed=0, n=120):
+    """Two Gaussian classes in 6 features, two of them then given in other units (×1000 and
+    ×300): raw distances follow those two columns alone."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(n, 6)) + 1.2 * y[:, None] * np.array([1, 1, 1, 1, 0, 0])
+    X[:, 4] *= 1000.0
+    X[:, 5] *= 300.0
+    return X, y
+
+
+def test_columns_of_other_units_are_scaled_by_their_ranges():
+    X, _ = _units()
+    metric, how = graph.resolve_metric("auto", X)
+    assert metric == "scaled" and "times the median one" in how
+    scale = graph.metric_scale(metric, X)
+    np.testing.assert_allclose(scale, 1.0 / (X.max(axis=0) - X.min(axis=0)), rtol=1e-15)
+    S = kernels.scale_columns(X, scale)
+    np.testing.assert_allclose(S.max(axis=0) - S.min(axis=0), 1.0, rtol=1e-12)
+    # sparse storage: the same factors (an unstored entry is a 0 of its column), CSR kept
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 0.5, 0.0, X))
+    np.testing.assert_allclose(kernels.column_ranges(Xs), kernels.column_ranges(Xs.toarray()))
+    Ss = kernels.scale_columns(Xs, scale)
+    assert sp.issparse(Ss) and Ss.nnz == Xs.nnz
+    np.testing.assert_allclose(Ss.toarray(), kernels.scale_columns(Xs.toarray(), scale))
+    # ranges within 10 of the median: as given (a pixel's small range is no unit of its own)
+    P = np.random.default_rng(1).uniform(size=(50, 20))
+    P[:, 3] *= 0.001
+    assert graph.resolve_metric("auto", P)[0] == "euclidean"
+    assert graph.resolve_metric("scaled", P) == ("scaled", "given")
+    assert graph.metric_scale("euclidean", X) is None
+
+
+@pytest.mark.parametrize("algo", ["lapsvm", "cheeger-rls"])
+def test_a_scaled_fit_is_the_fit_on_scaled_columns_and_predicts_on_raw_ones(algo, tmp):
+    X, y = _units()
+    y_train = y.copy()
+    y_train[10:] = 0.0
+    fit, params = ALGORITHMS[algo].fit, ALGORITHMS[algo].defaults()
+    auto = fit(X, y_train, None, {**params, "graph_metric": "auto"})
+    scale = graph.metric_scale("scaled", X)
+    given = fit(kernels.scale_columns(X, scale), y_train, None,
+                {**params, "graph_metric": "euclidean"})
+    assert auto.params["graph_metric"] == "scaled"
+    np.testing.assert_array_equal(auto.function.column_scale, scale)
+    np.testing.assert_allclose(auto.function.coef, given.function.coef, rtol=1e-9, atol=1e-12)
+    Xt, yt = _units(seed=3)
+    F = auto.decision_function(Xt)  # raw test rows, scaled by the model
+    np.testing.assert_allclose(F, given.decision_function(kernels.scale_columns(Xt, scale)),
+                               rtol=1e-9, atol=1e-12)
+    # the scaling is what makes the fit: raw distances follow the two loud columns
+    raw = fit(X, y_train, None, {**params, "graph_metric": "euclidean"})
+    right = np.mean(auto.predict(Xt) == yt)
+    assert right >= 0.85 > np.mean(raw.predict(Xt) == yt) + 0.1, (right,
+                                                                  np.mean(raw.predict(Xt) == yt))
+    # the model file keeps the factors; ssl-predict repeats the values; no LIBSVM form
+    text = model_to_text(auto)
+    assert text.count("kernel_scale ") == 1 and "param graph_metric scaled\n" in text
+    again = model_from_text(text, "m")
+    np.testing.assert_array_equal(again.function.column_scale, scale)
+    np.testing.assert_array_equal(again.decision_function(Xt), F)
+    (tmp / "m").write_text(text)
+    _write(tmp / "t.svm", Xt, yt)
+    run("ssl-predict", "--values", tmp / "t.svm", tmp / "m", tmp / "p", check=0)
+    np.testing.assert_allclose(np.loadtxt(tmp / "p")[:, 1], F[:, 0], rtol=1e-9, atol=1e-9)
+    r = run("ssl-export", "-f", "libsvm", tmp / "m", tmp / "x", check=1)
+    assert "--graph-metric scaled" in r.stderr and not (tmp / "x").exists()
+    (tmp / "bad").write_text(re.sub(r"kernel_scale \S+", "kernel_scale -1", text, count=1))
+    with pytest.raises(Exception, match="column factor -1 is out of range"):
+        read_model(str(tmp / "bad"))
+    (tmp / "bad").write_text(text.replace("kernel_scale ", "kernel_scale 1 "))
+    with pytest.raises(Exception, match="one factor per feature, 1 to 6"):
         read_model(str(tmp / "bad"))
