@@ -237,15 +237,11 @@ def paired_se(b: int, c: int, n: int) -> float:
 
 def folds_for(y, folds: int = CHECK_FOLDS) -> int:
     """The folds a check of labels y (0 = unlabeled) can have: at most ``folds``, at most the
-    smallest class's labeled rows (0 when a class has fewer than 2)."""
-    import numpy as np
+    smallest class's labeled rows (0 when a class has fewer than 2):
+    :func:`ssl_svm.auto.fold_plan`'s count."""
+    from ssl_svm.auto import fold_plan
 
-    lab = y[y != 0]
-    if lab.size == 0:
-        return 0
-    _, counts = np.unique(lab, return_counts=True)
-    k = min(folds, int(counts.min()))
-    return k if k >= 2 and counts.size >= 2 else 0
+    return fold_plan(y, folds)[0]
 
 
 def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=None):
