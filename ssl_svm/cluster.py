@@ -287,12 +287,15 @@ class BlockHost:
                         continue
                     pending.pop(c)
                     sel.unregister(c)
+                    # closed before the proof goes out: once the client is in, nobody else
+                    # can connect, not even for the moment the proof takes
+                    self.listener.close()
                     c.setblocking(True)
                     try:
                         c.sendall(hs.proof)
                     except OSError:
                         c.close()
-                        continue
+                        return None
                     return c
         finally:
             for c in list(pending):
