@@ -374,9 +374,45 @@ class MfnRows:
                                                                           self.J_old)
 
 
+class GramRows(MfnRows):
+    """:class:`MfnRows` whose Newton points are exact on few rows (m ≤ :data:`GRAM_ROWS`;
+    :class:`solvers.linalg_numpy.DirectSolves` does the same for few columns): the regularised
+    least-squares problem of the active rows J solved in the row space, w̄ = X̃_Jᵀβ with
+    (λI + S G_JJ S) γ = S Y_J, β = S γ, S = diag(√C_J), G = X̃X̃ᵀ (formed once). The same
+    optimum as CGLS's steps; a step costs |J|³/3 flops instead of hundreds of CG sweeps when
+    few rows are nearly separable (the check's svm on 160 labeled rows of w8a: 2,400 CG
+    iterations at λ 0.001). A system too ill-conditioned for its factor takes CGLS's step."""
+
+    def __init__(self, X, Y, C, lam, bias, eps, o, routines):
+        super().__init__(X, Y, C, lam, bias, eps, o, None, True, routines)
+        self.X = X
+        self.bias = float(bias)
+        self.G = np.asarray((X @ X.T).todense()) + self.bias * self.bias
+
+    def newton_point(self, w_bar, eps_cur, cgmax, forcing):
+        J, I, _, Ye, Ce, _ = self.state
+        s = np.sqrt(Ce[J])
+        A = s[:, None] * self.G[np.ix_(J, J)] * s[None, :]
+        A[np.diag_indices_from(A)] += self.lam
+        gamma = linalg_numpy.solve_spd(A, s * Ye[J]) if J.size else np.zeros(0)
+        if gamma is None:
+            return super().newton_point(w_bar, eps_cur, cgmax, forcing)
+        beta = s * gamma
+        w_bar[:-1] = self.X[J].T @ beta
+        w_bar[-1] = self.bias * beta.sum()
+        self.o_bar = self.G[:, J] @ beta
+        agree = self.routines.la.margins_agree(self.Y, self.o_bar, J, I, eps_cur)
+        return True, 0, agree
+
+
+# l2svm_mfn(gram=True) solves exactly on at most this many rows: a step's factor costs m³/3
+# flops (40 M at 500 rows, a few ms), more than CG's whole solve on many more rows
+GRAM_ROWS = 500
+
+
 def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITERMAX, w0=None,
               o0=None, tag="", precondition=True, phys=None, forcing=0.0,
-              numpy=False, routines=None) -> LinearResult:
+              numpy=False, routines=None, gram=False) -> LinearResult:
     """Minimise ``λ/2||w̃||² + 1/2 Σ C_i max(0, 1 - Y_i x̃_i·w̃)²`` by modified finite Newton
     (:func:`newton_loop` over the rows of this process).
 
@@ -398,6 +434,8 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITER
     With ``phys``, the sum runs over virtual rows v: target Y[v] and cost C[v] on the row
     X[phys[v]] (DA-S3VM's two label copies of an unlabeled row); active copies of one row are
     merged so the products touch each row once. The returned o is per row of X.
+    ``gram``: exact Newton points (:class:`GramRows`) when there are at most
+    :data:`GRAM_ROWS` rows and no ``phys``.
     ``numpy``: begin on :mod:`solvers.linalg_numpy`'s routines (:class:`Routines`);
     ``routines``: those of an enclosing fit (used as they are, ``numpy`` ignored).
     """
@@ -415,7 +453,10 @@ def l2svm_mfn(X, Y, C, lam, *, bias=1.0, eps=1e-6, max_iter=linalg_numpy.MFNITER
         o = np.zeros(m)
         if not cold:
             routines.la.outputs(X.indptr, X.indices, X.data, float(bias), w, np.arange(m), o)
-    rows = MfnRows(X, Y, C, lam, bias, eps, o, phys, precondition, routines)
+    if gram and phys is None and m <= GRAM_ROWS:
+        rows = GramRows(X, Y, C, lam, bias, eps, o, routines)
+    else:
+        rows = MfnRows(X, Y, C, lam, bias, eps, o, phys, precondition, routines)
     w, F, it, cg_total, converged, reason = newton_loop(
         rows, lam, w, cold=cold, eps=eps, max_iter=max_iter, forcing=forcing, tag=tag)
     return LinearResult(w, rows.o, F, it, cg_total, converged, reason)
@@ -494,6 +535,8 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str,
     sup = {"cost_positive": params.get("cost_positive", 1.0),
            "cost_negative": params.get("cost_negative", 1.0), "epsilon": params["epsilon"],
            "bias": params["bias"], "max_iter": SOLVER_PARAMS_MAX_ITER[fit.__name__]}
+    if fit is fit_svm and yl.size <= GRAM_ROWS:
+        fit = fit_svm_gram  # the same optima by exact Newton points: few rows, nearly separable
     folds = stratified_folds(yl, k, 0)
     right = np.zeros(len(LAMBDA_PATH))
     pred = np.zeros((len(LAMBDA_PATH), yl.size))
@@ -619,6 +662,11 @@ def _svm(X, Y, C, params, tag, w0, numpy):
                      numpy=numpy)
 
 
+def _svm_gram(X, Y, C, params, tag, w0, numpy):
+    return l2svm_mfn(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
+                     max_iter=params["max_iter"], tag=tag, w0=w0, numpy=numpy, gram=True)
+
+
 def _rls(X, Y, C, params, tag, w0, numpy):
     return rls_cgls(X, Y, C, params["lambda"], bias=params["bias"], eps=params["epsilon"],
                     max_iter=params["max_iter"], w0=w0, numpy=numpy)
@@ -628,4 +676,6 @@ PARAMS = {name: SOLVER_PARAMS[name] for name in ("svm", "rls")}
 SOLVER_PARAMS_MAX_ITER = {f"fit_{n}": next(p.default for p in PARAMS[n] if p.name == "max_iter")
                           for n in PARAMS}
 fit_svm = _fit("svm", _svm)
+# the svm's optimum by exact Newton points on few rows (GramRows): the check's supervised bar
+fit_svm_gram = _fit("svm", _svm_gram)
 fit_rls = _fit("rls", _rls)

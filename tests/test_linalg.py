@@ -618,3 +618,51 @@ def test_line_search_walks_many_breakpoints_in_batches(seed, first):
     walked = np.sum((at > 1) & (at < delta)) if delta > 1 else np.sum((at < 1) & (at > delta))
     assert walked > la.WALK_BATCH  # past the first batch
     assert np.unique(at).size < at.size / 2  # ties
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 60), st.integers(1, 80), st.floats(1e-4, 3.0),
+       st.sampled_from([0.0, 1.0, 2.5]))
+def test_exact_row_space_steps_reach_cgs_optimum(seed, m, d, lam, bias):
+    """l2svm_mfn(gram=True) (GramRows: exact Newton points in the row space, few rows) ends
+    at the optimum CG's steps reach, with row costs, wide or tall, with or without a bias."""
+    X, Y, C = random_problem(seed, m, d)
+    if len(set(Y)) < 2:
+        Y[0] = -Y[1]
+    cg = l2svm_mfn(X, Y, C, lam, bias=bias)
+    gram = l2svm_mfn(X, Y, C, lam, bias=bias, gram=True)
+    assert gram.converged and gram.cg_iterations == 0
+    assert gram.objective <= cg.objective * (1 + 1e-9)
+    assert gram.objective == pytest.approx(cg.objective, rel=1e-8)
+    np.testing.assert_allclose(gram.o, dense_aug(X, bias) @ gram.w, rtol=1e-9, atol=1e-9)
+
+
+def test_exact_row_space_steps_on_the_labeled_rows_of_bench_splits():
+    """On the labeled rows of w8a-200 (nearly separable, thousands of CG iterations at small
+    λ) and pcmac (7,500 columns): liblinear's optimum, SVMlin's reference objective."""
+    for split, ref in (("pcmac-svmlin", 0.02130411831), ("w8a-200", None)):
+        d = read_dataset(str(shared("bench", split, "train.svm")))
+        lab = d.y != 0
+        X, Y = d.X[lab], d.y[lab]
+        C = np.ones(Y.size)
+        r = l2svm_mfn(X, Y, C, 0.001, gram=True)
+        f_ll = la.svm_objective(X, Y, C, 0.001, liblinear_objective(X, Y, 0.001), 1.0)
+        assert r.converged and r.objective <= f_ll * (1 + 1e-9)
+        assert abs(r.objective - f_ll) <= 1e-6 * f_ll
+        if ref is not None:
+            assert r.objective == pytest.approx(ref, rel=1e-7)
+
+
+def test_lambda_auto_chooses_the_same_lambda_with_exact_row_space_steps(monkeypatch):
+    """choose_lambda's supervised fits on few labeled rows take GramRows' exact steps: the
+    same held-out predictions, so the same λ, as CG's steps."""
+    from ssl_svm.solvers.linear import choose_lambda, fit_svm
+
+    p = {"cost_positive": 1.0, "cost_negative": 2.0, "epsilon": 1e-6, "bias": 1.0}
+    for path in (("bench", "w8a-200", "train.svm"), ("bench", "a9a-100", "train.svm"),
+                 ("bench", "usps49-10", "train.svm"), ("bench", "pcmac-svmlin", "train.svm")):
+        d = read_dataset(str(shared(*path)))
+        exact = choose_lambda(fit_svm, d.X, d.y, None, p, "svm")
+        monkeypatch.setattr(linear, "GRAM_ROWS", 0)
+        assert choose_lambda(fit_svm, d.X, d.y, None, p, "svm") == exact, path
+        monkeypatch.undo()
