@@ -49,6 +49,10 @@ class Algorithm:
     # fit(..., warm=...) accepts seeds built from a saved model (ssl-train --init): a convex
     # problem, so the seeded fit reaches the cold start's optimum
     init_start: bool = False
+    # fit(..., warm={**model.warm, "seeds": None}) on the rows of ``model``'s fit, with other
+    # labels, reuses what depends on the rows alone (the graph and the kernel matrix) and
+    # nothing the labels made: the check's folds hide their labels instead of dropping rows
+    rows_reuse: bool = False
     # fits on at most this many stored values (of the X passed to fit) begin on numpy and start
     # numba only if they turn out to need it (solvers.linear.Routines): its start-up (~0.3 s)
     # costs more than a whole small solve
@@ -104,11 +108,13 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "
                   "convention); PCG with early stopping or Newton",
                   SOLVER_PARAMS["lapsvm"], "ssl_svm.solvers.lapsvm:fit_lapsvm", uses_unlabeled=True,
-                  run_options=("validation", "max_memory"), warm_path="gamma_a"),
+                  run_options=("validation", "max_memory"), warm_path="gamma_a",
+                  rows_reuse=True),
         Algorithm("laprls", "Laplacian RLS: as lapsvm with the squared loss (y - f)² on the "
                   "labeled rows; direct solve or PCG",
                   SOLVER_PARAMS["laprls"], "ssl_svm.solvers.lapsvm:fit_laprls", uses_unlabeled=True,
-                  run_options=("validation", "max_memory"), warm_path="gamma_a"),
+                  run_options=("validation", "max_memory"), warm_path="gamma_a",
+                  rows_reuse=True),
         Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss by SMO (Sansone et "
                   "al. 2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "
                   "convex dual, memory linear in the rows",

@@ -276,10 +276,13 @@ def unlabeled_sample(y, share: float, seed: int) -> np.ndarray | None:
     return np.sort(np.concatenate([np.flatnonzero(y != 0), pick]))
 
 
-def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=None):
+def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=None,
+                         reuse=None):
     """The predicted label of every labeled row from the model fitted without its fold (the
     folds of :func:`ssl_svm.solvers.crossval.stratified_folds`; unlabeled rows in every
-    training part, predicted 0)."""
+    training part, predicted 0). ``reuse``: a ``warm`` that reuses what depends on the rows
+    alone (:attr:`ssl_svm.solvers.registry.Algorithm.rows_reuse`); the fold's rows then stay
+    in, unlabeled, and each fit is ``fit(X, y with the fold's labels 0, ..., warm=reuse)``."""
     import numpy as np
 
     from ssl_svm.solvers.crossval import stratified_folds
@@ -288,7 +291,11 @@ def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=N
     pred = np.zeros(y.size)
     for i in range(k):
         test = folds == i
-        model = fit(X[~test], y[~test], cost[~test], params, **(run or {}))
+        if reuse is None:
+            model = fit(X[~test], y[~test], cost[~test], params, **(run or {}))
+        else:
+            hidden = np.where(test, 0.0, y)
+            model = fit(X, hidden, cost, params, **(run or {}), warm=reuse)
         pred[test] = model.predict(X[test])
     return pred
 
@@ -335,7 +342,7 @@ def baseline_predictions(X, y, cost, k: int, seed: int, params: dict | None = No
 
 
 def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
-            folds: int = CHECK_FOLDS, unlabeled=None, share: float = 1.0
+            folds: int = CHECK_FOLDS, unlabeled=None, share: float = 1.0, model=None
             ) -> Comparison | None:
     """Cross-validate ``algo`` with ``params`` on rows X, y (internal labels, 0 = unlabeled)
     and the supervised svm on the labeled rows, on the same folds; None when a class has fewer
@@ -343,7 +350,9 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     on all rows gives the unlabeled rows, in row order; with them the svm at its chosen λ is
     fitted on all labeled rows too and their :class:`Coverage` measured. ``share`` < 1: the
     folds' fits take that share of the unlabeled rows (:func:`unlabeled_sample`; the held-out
-    rows and their folds are the same)."""
+    rows and their folds are the same). ``model``: ``algo``'s fit on these rows; when the
+    folds fit on every row and ``algo`` has :attr:`~ssl_svm.solvers.registry.Algorithm.rows_reuse`,
+    they reuse its graph and kernel (the fold's rows stay in, their labels hidden)."""
     import numpy as np
 
     k = folds_for(y, folds)
@@ -359,7 +368,10 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
         rows = unlabeled_sample(y, share, seed) if share < 1.0 else None
         pred = np.zeros(y.size)
         if rows is None:
-            pred = held_out_predictions(algo.fit, X, y, cost, params, k, seed, run)
+            reuse = None
+            if algo.rows_reuse and isinstance(getattr(model, "warm", None), dict):
+                reuse = {**model.warm, "seeds": None}
+            pred = held_out_predictions(algo.fit, X, y, cost, params, k, seed, run, reuse)
         else:  # the labeled rows keep their order, so their folds are the same
             pred[rows] = held_out_predictions(algo.fit, X[rows], y[rows], cost[rows], params,
                                               k, seed, run)
@@ -500,7 +512,7 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     for code, real in (training.codes or {}).items():  # the folds' labels are the internal ones
         labels[restored == real] = code
     c = compare(algo, data.X, data.y, data.cost, params, run, seed=seed, unlabeled=labels,
-                share=check_share(k, fit_seconds) if how == "auto" else 1.0)
+                share=check_share(k, fit_seconds) if how == "auto" else 1.0, model=m)
     report(c, source)
     # not in the model file: whether auto runs depends on the machine's speed, and the same
     # inputs and seed must give the same bytes

@@ -517,3 +517,35 @@ def test_auto_folds_fit_on_a_seeded_sample_of_the_unlabeled_rows():
     full = trust.compare(algo, X, y, cost, params)
     assert full.sample is None and "the folds' fits used" not in full.text()
     assert full.baseline == sampled.baseline  # the svm's folds are the labeled rows' alone
+
+
+@pytest.mark.parametrize("name", ["lapsvm", "laprls"])
+def test_graph_folds_hide_their_labels_and_reuse_the_fits_graph_and_kernel(name, monkeypatch):
+    """On every row, lapsvm's and laprls's folds keep the fold's rows in, unlabeled, and reuse
+    the fit's graph and kernel matrix (not its α, which saw the held-out labels): the held-out
+    predictions of cold fits with the fold's labels hidden, with no graph built again."""
+    from ssl_svm import trust
+    from ssl_svm.solvers import graph
+    from ssl_svm.solvers.crossval import stratified_folds
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    X, y, _ = book.load("BCI", 0)
+    algo = ALGORITHMS[name]
+    assert algo.rows_reuse
+    params = algo.defaults()
+    cost = np.ones(y.size)
+    m = algo.fit(X, y, cost, params)
+    folds = stratified_folds(y, 5, 0)
+    cold = np.zeros(y.size)
+    for i in range(5):
+        test = folds == i
+        cold[test] = algo.fit(X, np.where(test, 0.0, y), cost, params).predict(X[test])
+    build = graph.build
+    built = []
+    monkeypatch.setattr(graph, "build", lambda *a, **k: built.append(1) or build(*a, **k))
+    c = trust.compare(algo, X, y, cost, params, model=m)
+    assert not built
+    lab = y != 0
+    assert c.accuracy == pytest.approx(100 * np.mean(cold[lab] == y[lab]))
+    monkeypatch.setattr(graph, "build", build)
+    assert trust.compare(algo, X, y, cost, params, model=m, share=0.5).sample == (150, 300)

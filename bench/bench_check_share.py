@@ -1,0 +1,94 @@
+"""The check's power against the share of the unlabeled rows its folds fit on: bench_trust's
+splits (12 sets, 10 and 50 labels, 3 draws) and solvers (tsvm, lapsvm, cheeger-rls), each fit
+checked with its folds on a fixed share of the unlabeled rows (``--check auto`` takes 1 after a
+fit under a second, 1/(2k) after a longer one).
+
+    python bench/bench_check_share.py [--sets australian,heart] [--shares 1,0.5,0.2,0.1]
+        [--json F]
+
+In process, through the estimators (``unlabeled_label=0``); errors on the unlabeled rows. Prints,
+per share: harmful fits (more than 2 points worse than the svm), silent ones (no
+UnlabeledHurtWarning), false alarms (a warning on a fit that is not harmful) and how many
+verdicts equal those on every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import logging
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_trust as bt  # noqa: E402
+
+
+def records(sets, shares):
+    """One dict per split and solver: the svm's and the fit's error, whether each share's
+    check warned."""
+    from sklearn.datasets import load_svmlight_file
+
+    import ssl_svm
+    from ssl_svm import trust
+
+    est = {"tsvm": ssl_svm.TSVM, "lapsvm": ssl_svm.LapSVM, "cheeger-rls": ssl_svm.CheegerRLS}
+    logging.disable(logging.WARNING)
+    for name in sets:
+        rows = bt.rows_of(name)
+        text = "\n".join(f"{label} {feats}" for label, feats in rows) + "\n"
+        X, truth = load_svmlight_file(io.BytesIO(text.encode()))
+        X = sp.csr_matrix(X)
+        for labels in (10, 50):
+            for d in range(3):
+                idx = bt.draw(rows, labels, d)
+                y = np.zeros(len(rows))
+                y[idx] = truth[idx]
+                unl = y == 0
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    svm = ssl_svm.SVM(unlabeled_label=0).fit(X, y)
+                rec0 = {"set": name, "labels": labels, "draw": d,
+                        "svm": 100 * float(np.mean(svm.predict(X[unl]) != truth[unl]))}
+                for algo, cls in est.items():
+                    rec = {**rec0, "algo": algo}
+                    for share in shares:
+                        trust.check_share = lambda k, t, s=share: s
+                        with warnings.catch_warnings(record=True) as caught:
+                            warnings.simplefilter("always")
+                            m = cls(unlabeled_label=0).fit(X, y)
+                        rec["err"] = 100 * float(np.mean(m.predict(X[unl]) != truth[unl]))
+                        rec[f"warn{share:g}"] = any(
+                            issubclass(w.category, ssl_svm.UnlabeledHurtWarning) for w in caught)
+                    print(json.dumps(rec), flush=True)
+                    yield rec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", default=",".join(bt.SETS))
+    ap.add_argument("--shares", default="1,0.5,0.2,0.1")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    shares = [float(s) for s in a.shares.split(",")]
+    recs = list(records(a.sets.split(","), shares))
+    if a.json:
+        Path(a.json).write_text(json.dumps(recs, indent=1))
+    harm = [r for r in recs if r["err"] > r["svm"] + 2]
+    fine = [r for r in recs if r["err"] <= r["svm"] + 2]
+    print(f"{len(recs)} fits, {len(harm)} harmful")
+    for s in shares:
+        key = f"warn{s:g}"
+        same = sum(r[key] == r[f"warn{shares[0]:g}"] for r in recs)
+        print(f"share {s:g}: silent {sum(not r[key] for r in harm)} of {len(harm)}, false "
+              f"alarms {sum(r[key] for r in fine)} of {len(fine)}, {same} verdicts as at "
+              f"{shares[0]:g}")
+
+
+if __name__ == "__main__":
+    main()
