@@ -284,6 +284,33 @@ def gram(spec: KernelSpec, X, memory_limit: int | None = None, what: str = "kern
     return K
 
 
+def nystrom(spec: KernelSpec, Xp, landmarks: np.ndarray, memory_limit: int | None = None,
+            extra_column: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(Z, T) of the Nyström factorisation K ≈ ZZᵀ over the rows ``landmarks`` of Xp
+    (:func:`prepare`d): with K(L, L) = U S Uᵀ, T = U_r S_r^{-1/2} over the eigenvalues above
+    1e-10 of the largest and Z = K(X, L) T (n × r). A function Zβ + b is the kernel expansion
+    Σ_j α_j k(·, x_{L_j}) + b with α = Tβ, and αᵀK(L, L)α = ‖β‖²; with every row a landmark
+    ZZᵀ = K to rounding. Z is built in blocks of rows: K(X, L) is never held whole.
+    ``extra_column``: Z gets one more column, left for the caller to fill."""
+    n = Xp.shape[0]
+    m = landmarks.size
+    reserve(8 * n * m + 3 * 8 * m * m, f"Nyström features {n}×{m}", memory_limit)
+    L = Xp[landmarks]
+    zn = sqnorms(L) if spec.name == "rbf" else None
+    W = kernel_block(spec, L, L, zn)
+    W = 0.5 * (W + W.T)
+    w, V = np.linalg.eigh(W)
+    keep = w > 1e-10 * max(float(w[-1]), 1e-300)
+    T = V[:, keep] / np.sqrt(w[keep])
+    del W, V
+    r = T.shape[1]
+    Z = np.empty((n, r + 1 if extra_column else r))
+    b = block_rows_for(m)
+    for s in range(0, n, b):
+        Z[s:s + b, :r] = kernel_block(spec, Xp[s:s + b], L, zn) @ T
+    return Z, T
+
+
 SAMPLE_ROWS = 256  # rows sampled for the median-distance width
 
 

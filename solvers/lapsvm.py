@@ -366,6 +366,188 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
     return Result(alpha, b, f, F, it, reason, trace)
 
 
+# --------------------------------------------------------------------------- landmarks
+
+@njit(parallel=True, cache=True)
+def _csr_times(indptr, indices, data, B, out):
+    """out = A B for A in CSR (indptr, indices, data) and a dense C-ordered B, by rows of A on
+    every thread (scipy's product of a sparse and a dense matrix runs on one)."""
+    c = B.shape[1]
+    for i in prange(out.shape[0]):
+        row = out[i]
+        for j in range(c):
+            row[j] = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            v = data[t]
+            src = B[indices[t]]
+            for j in range(c):
+                row[j] += v * src[j]
+
+
+@dataclass
+class LandmarkSystem:
+    """What a landmark fit holds for every binary task on the same rows, graph and kernel:
+    the landmark rows of Xp (``rows``, :func:`kernels.prepare`d) and T (m × r) of their
+    Nyström features Z = K(X, rows) T (:func:`kernels.nystrom`), and the graph term's matrix
+    over [Z, 1]: G = [Z 1]ᵀ L^p [Z 1] ((r + 1)², its last row and column the bias's). Z itself
+    is not kept: the labeled rows' features and the outputs on all rows are computed from the
+    kernel when needed."""
+
+    spec: KernelSpec
+    landmarks: np.ndarray
+    rows: object
+    T: np.ndarray
+    G: np.ndarray
+
+    @classmethod
+    def build(cls, spec: KernelSpec, Xp, lap: graph_mod.Laplacian, landmarks: np.ndarray,
+              memory_limit: int | None = None) -> LandmarkSystem:
+        Z, T = kernels.nystrom(spec, Xp, landmarks, memory_limit, extra_column=True)
+        n, r1 = Z.shape
+        Z[:, -1] = 1.0
+        # G = AᵀA (p even) or Aᵀ(LA) (p odd) with A = L^q [Z 1], q = ⌊p/2⌋: q + p mod 2
+        # sparse products of n × (r + 1) instead of p; A overwrites Z a block of columns at a
+        # time, so one n-row block is held besides it
+        L = lap.L
+        q, odd = divmod(lap.degree, 2)
+        step = max(1, kernels.BLOCK_BYTES // max(1, 8 * n))
+        tmp = np.empty((n, min(step, r1)))
+        for s in range(0, r1, step):
+            e = min(r1, s + step)
+            for _ in range(q):
+                blk = np.ascontiguousarray(Z[:, s:e])
+                _csr_times(L.indptr, L.indices, L.data, blk, tmp[:, :e - s])
+                Z[:, s:e] = tmp[:, :e - s]
+        if not odd:
+            G = Z.T @ Z
+        else:
+            G = np.empty((r1, r1))
+            for s in range(0, r1, step):
+                e = min(r1, s + step)
+                _csr_times(L.indptr, L.indices, L.data, np.ascontiguousarray(Z[:, s:e]),
+                           tmp[:, :e - s])
+                G[:, s:e] = Z.T @ tmp[:, :e - s]
+            G = 0.5 * (G + G.T)  # the blocks' products need not round alike on both sides
+        return cls(spec, landmarks, Xp[landmarks], T, G)
+
+    def features(self, Xp, idx: np.ndarray) -> np.ndarray:
+        """The Nyström features Z of the rows ``idx`` of Xp (len(idx) × r)."""
+        return kernels.kernel_block(self.spec, Xp[idx], self.rows) @ self.T
+
+    def values(self, Xp, alpha: np.ndarray) -> np.ndarray:
+        """K(Xp, rows) α for α of shape (m, k), in blocks of rows."""
+        return kernels.kernel_times(self.spec, Xp, self.rows, alpha)
+
+
+def landmark_newton(system: LandmarkSystem, Xp, Y, c, gamma_a, gamma_i, bias=False,
+                    hinge=True, max_iter=50, tag="", start=None) -> Result:
+    """LapSVM / LapRLS over the landmark expansion ``f = Zβ + b`` (``α = Tβ`` on the landmark
+    rows), exactly: F(β, b) = 1/2 [Σ_labeled c_i loss(y_i, f_i) + γ_A ‖β‖² + γ_I fᵀL^p f],
+    the module's objective restricted to functions spanned by the landmarks (with every row a
+    landmark, the same problem). Newton on the labeled rows' error set E: solve
+    ``(Z̃_Eᵀ C_E Z̃_E + γ_A D + γ_I G) w = Z̃_Eᵀ C_E y_E`` (Z̃ = [Z 1], D = I but 0 for b, the
+    (r + 1)² system), exact line search, until E does not change: no n×n matrix, and each step
+    costs O(l r² + r³). ``start`` = (β, b) seeds the first error set. Returns β in
+    :attr:`Result.alpha` and no outputs (``f`` None: :meth:`LandmarkSystem.values`)."""
+    G = system.G
+    r = G.shape[0] - 1
+    lab = np.flatnonzero(Y != 0)
+    nb = r + 1 if bias else r
+    Zl = np.empty((lab.size, nb))
+    Zl[:, :r] = system.features(Xp, lab)
+    if bias:
+        Zl[:, r] = 1.0
+    Yl, cl = Y[lab], c[lab]
+    Q = gamma_i * G[:nb, :nb]  # the quadratic part: 1/2 wᵀ Q w
+    Q[np.arange(r), np.arange(r)] += gamma_a
+    w = np.zeros(nb)
+    if start is not None and np.size(start[0]) == r:
+        w[:r] = start[0]
+        if bias:
+            w[r] = start[1]
+    fl = Zl @ w
+    E = loss_mask(Yl, fl, hinge)
+    t0 = time.perf_counter()
+    trace = []
+    reason = "iteration limit"
+    it = 0
+
+    def value():
+        A = loss_mask(Yl, fl, hinge)
+        res = (Yl - fl)[A]
+        return 0.5 * (float(np.sum(cl[A] * res * res)) + float(w @ (Q @ w)))
+
+    for it in range(1, max_iter + 1):
+        A = Zl[E]
+        cE = cl[E]
+        H = A.T @ (cE[:, None] * A) + Q
+        rhs = A.T @ (cE * Yl[E])
+        try:
+            sol = scipy.linalg.solve(H, rhs, assume_a="pos", check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            # singular: no active row and nothing fixing b (an unnormalised Laplacian, L1 = 0)
+            sol = scipy.linalg.lstsq(H, rhs, check_finite=False)[0]
+        d = sol - w
+        Qd = Q @ d
+        dfl = Zl @ d
+        t = line_search(float(w @ Qd), float(d @ Qd), Yl, cl, fl, dfl, hinge)
+        w += t * d
+        fl += t * dfl
+        F = value()
+        trace.append((it, F))
+        E_new = loss_mask(Yl, fl, hinge)
+        changed = int(np.sum(E_new != E))
+        log.info("%slandmark newton step %d: step %.4g, objective %.12g, %d error vectors "
+                 "(%d changed), %.2f s", tag, it, t, F, int(E_new.sum()), changed,
+                 time.perf_counter() - t0)
+        if changed == 0:
+            reason = "error vectors unchanged"
+            break
+        E = E_new
+    return Result(w[:r].copy(), float(w[r]) if bias else 0.0, None, value(), it, reason,
+                  trace)
+
+
+def choose_landmarks(y: np.ndarray, m: int, seed: int = 0) -> np.ndarray:
+    """The landmark rows (ascending) of a fit with m of them: every labeled row (a seeded
+    sample of them when they are more than m), then a seeded uniform sample of the unlabeled
+    rows; every row when m ≥ n."""
+    n = y.size
+    if m >= n:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    lab = np.flatnonzero(y != 0)
+    if lab.size >= m:
+        return np.sort(rng.choice(lab, m, replace=False))
+    unl = np.flatnonzero(y == 0)
+    return np.sort(np.concatenate([lab, rng.choice(unl, m - lab.size, replace=False)]))
+
+
+# the exact form (the n×n kernel) runs up to this many rows when it fits in memory; above, or
+# when it does not fit, the landmark form (landmarks auto)
+EXACT_MAX_ROWS = 20000
+# landmarks auto: this many, or all labeled rows and half as many more, at most what keeps
+# the features Z (8·n·m bytes) within half the memory limit
+LANDMARKS = 2000
+LANDMARKS_MIN = 100  # auto takes no fewer: the memory limit is then too low for either form
+
+
+def landmark_bytes(n: int, m: int) -> int:
+    """What the landmark form holds at once on n rows with m landmarks: the features Z (n × m
+    at most) and three m×m matrices (the landmarks' kernel and eigenvectors, G)."""
+    return 8 * n * m + 24 * m * m
+
+
+def auto_landmarks(n: int, n_labeled: int, memory_limit: int | None) -> int:
+    """m of landmarks auto on n rows with n_labeled labeled (:data:`LANDMARKS`), at most what
+    keeps :func:`landmark_bytes` within half the memory limit."""
+    limit = kernels.default_memory_limit() if memory_limit is None else memory_limit
+    m = min(n, max(LANDMARKS, n_labeled + LANDMARKS // 2))
+    # the largest m with 24m² + 8nm ≤ limit/2
+    fit = int((-8 * n + math.sqrt(64.0 * n * n + 48.0 * limit)) / 48.0)
+    return max(1, min(m, fit))
+
+
 def _val_errors(v: Validation, alpha, b) -> int:
     out = v.Kv @ alpha + b
     return int(np.sum(np.where(out > 0, 1.0, -1.0) != v.y))
@@ -424,15 +606,39 @@ def _fit(name: str):
                                                   params["laplacian_degree"])
         if how != "given":
             log.info("graph: %d neighbours, Laplacian degree %d (%s)", k_nn, lap_deg, how)
-        if warm is None or warm.get("n") != n:
-            # what is held at once, checked before the graph is built: K, and for Newton its
-            # system (plus two intermediates of L^{p-1}K when p > 1)
-            nb = n + 1 if params["bias"] > 0 else n
-            plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
-            if solver == "newton":
-                plan.append((f"Newton system {nb}×{nb}",
-                             8 * nb * nb * (3 if lap_deg > 1 else 1)))
-            kernels.check_plan(plan, max_memory)
+        n_lab = int(np.sum(y != 0))
+        nb = n + 1 if params["bias"] > 0 else n
+        # what the exact form holds at once: K, and for Newton its system (plus two
+        # intermediates of L^{p-1}K when p > 1)
+        plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
+        if solver == "newton":
+            plan.append((f"Newton system {nb}×{nb}", 8 * nb * nb * (3 if lap_deg > 1 else 1)))
+        m = params["landmarks"]
+        if m is not None:
+            m = min(int(m), n)
+        elif params["solver"] != "newton":  # newton given: the exact form asked for
+            limit = kernels.default_memory_limit() if max_memory is None else max_memory
+            if n > EXACT_MAX_ROWS or sum(b for _, b in plan) > limit:
+                m = auto_landmarks(n, n_lab, max_memory)
+                if m < min(n, LANDMARKS_MIN):
+                    kernels.check_plan(plan, max_memory)  # neither form fits: say the exact's
+                log.info("%s: %d landmark rows (auto: %s; --landmarks M sets them)", name, m,
+                         f"{n} rows, above the exact form's {EXACT_MAX_ROWS}"
+                         if n > EXACT_MAX_ROWS else "the exact n×n kernel exceeds the "
+                         f"memory limit of {kernels.human_bytes(limit)}")
+        if m is None:
+            if warm is None or warm.get("n") != n:  # checked before the graph is built
+                kernels.check_plan(plan, max_memory)
+        else:
+            kernels.check_plan([(f"Nyström features {n}×{m}", landmark_bytes(n, m))],
+                               max_memory)
+            if solver == "newton" and params["solver"] != "auto":
+                log.info("%s: --solver newton: the landmark form is solved by Newton always",
+                         name)
+            if early != "stability" and early != "none":
+                log.warning("--early-stop %s applies to the exact form's pcg only; the landmark "
+                            "form solves exactly", early)
+            solver = "landmarks"
         c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
         gkey = (k_nn, metric, params["graph_weights"], params["heat_width"],
                 params["laplacian"], lap_deg)
@@ -449,20 +655,29 @@ def _fit(name: str):
             warm = None  # a new graph: the kernel and seeds belong to other rows
         spec = kernel_spec(params, X, gstats)
         log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
-                 int(np.sum(y == 0)), spec.describe(), solver,
+                 n - n_lab, spec.describe(),
+                 f"landmark newton ({m} landmark rows)" if m is not None else solver,
                  f", early stop {early}" if solver == "pcg" else "")
-        if warm is not None and warm["kernel"] == spec:
-            K, kernel_time = warm["K"], 0.0
+        K = system = None
+        if (warm is not None and warm["kernel"] == spec and warm.get("landmarks") == m
+                and warm.get("n") == n):
+            K, system, kernel_time = warm.get("K"), warm.get("system"), 0.0
             seeds = warm["seeds"]
             log.info("graph and kernel reused from the previous fit (warm start)")
         else:
             tk = time.perf_counter()
-            K = kernels.gram(spec, Xp, max_memory)
+            if m is None:
+                K = kernels.gram(spec, Xp, max_memory)
+            else:
+                system = LandmarkSystem.build(spec, Xp, lap, choose_landmarks(y, m),
+                                              max_memory)
             kernel_time = time.perf_counter() - tk
-            seeds = init
+            seeds = init if m is None else None
+            if init is not None and m is not None:
+                log.info("--init: the landmark form solves exactly from its own start")
             log.info("graph %.2f s, kernel %.2f s", graph_time, kernel_time)
         Kv = None
-        if validation is not None:
+        if validation is not None and m is None:
             Xv, yv = validation
             if scale is not None:
                 Xv = kernels.scale_columns(Xv, scale)
@@ -471,10 +686,12 @@ def _fit(name: str):
             Kv = kernels.kernel_block(spec, Xv, Xp)
 
         order, tasks = binary_tasks(y)
-        coef = np.zeros((n, len(tasks)))
+        rows = X if system is None else X[system.landmarks]
+        coef = np.zeros((rows.shape[0], len(tasks)))
         bs = np.zeros(len(tasks))
         stats: dict[str, list] = {}
         F_train = np.zeros((n, len(tasks)))
+        betas = []
         ts = time.perf_counter()
         for k, pos in enumerate(tasks):
             Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
@@ -483,7 +700,13 @@ def _fit(name: str):
             if Kv is not None:
                 val = Validation(Kv, np.where(validation[1] == pos, 1.0, -1.0))
             seed = nth_seed(seeds, k)
-            if solver == "newton":
+            if system is not None:
+                res = landmark_newton(system, Xp, Y, c, params["gamma_a"],
+                                      params["gamma_i"], params["bias"] > 0, hinge,
+                                      params["max_iter"] or 50, tag, seed)
+                betas.append((res.alpha.copy(), res.b))
+                res.alpha = system.T @ res.alpha
+            elif solver == "newton":
                 res = newton(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
                              params["bias"] > 0, hinge, max_iter, max_memory, tag, seed)
             else:
@@ -491,16 +714,19 @@ def _fit(name: str):
                           params["bias"] > 0, hinge, early, params["epsilon"], max_iter, val,
                           tag, seed)
             log.info("%s%s: objective %.10g after %d %s (%s)", tag, name, res.objective,
-                     res.iterations, "Newton steps" if solver == "newton" else
-                     "PCG iterations", res.reason)
+                     res.iterations, "PCG iterations" if solver == "pcg" else "Newton steps",
+                     res.reason)
             coef[:, k] = res.alpha
             bs[k] = res.b
-            F_train[:, k] = res.f
+            if res.f is not None:
+                F_train[:, k] = res.f
             for key, v in (("objective", res.objective), ("iterations", res.iterations)):
                 stats.setdefault(key, []).append(v)
+        if system is not None:  # the outputs on every row, for all tasks in one pass
+            F_train = system.values(Xp, coef) + bs
         solve_time = time.perf_counter() - ts
         model = Model(name, order, d_feat,
-                      KernelExpansion(spec, X, coef, bs, unit_rows=metric == "cosine",
+                      KernelExpansion(spec, rows, coef, bs, unit_rows=metric == "cosine",
                                       column_scale=scale),
                       params={p.name: metric if p.name == "graph_metric" else params[p.name]
                               for p in PARAMS[name]}, stats=stats)
@@ -517,9 +743,12 @@ def _fit(name: str):
         model.stats["solve_time"] = [solve_time]
         model.stats["train_time"] = [time.perf_counter() - t0]
         model.train_values = F_train
+        if system is not None:
+            model.stats["landmarks"] = [m]
         model.warm = {"graph_key": gkey, "n": n, "Xp": Xp, "lap": lap, "gstats": gstats,
-                      "kernel": spec, "K": K,
-                      "seeds": [(coef[:, k].copy(), bs[k]) for k in range(len(tasks))]}
+                      "kernel": spec, "K": K, "system": system, "landmarks": m,
+                      "seeds": betas if system is not None else
+                      [(coef[:, k].copy(), bs[k]) for k in range(len(tasks))]}
         return model
 
     return fit

@@ -281,8 +281,18 @@ _LAP_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop n
                                 "at α = 0")
 _LAP_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
                                   "(default 50)")
+_LANDMARKS = Param("landmarks", ("--landmarks",), int, None,
+                   "number m of landmark rows z_j of f = Σ_j α_j k(·, z_j) + b: M = every "
+                   "labeled row and a seeded sample of the others (all rows if M ≥ n), solved "
+                   "exactly by Newton on the M-dimensional problem (Nyström features; O(n·M) "
+                   "memory, O(n·M²) time, no n×n matrix; --solver and --early-stop do not "
+                   "apply), and the model keeps the M rows; auto: every row through the exact "
+                   "n×n kernel up to 20,000 rows when it fits in --max-memory, else 2,000 (or "
+                   "the labeled rows and 1,000 more), fewer if the memory needs; printed",
+                   low=1, names=("auto",))
 _LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_METRIC,
-               GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I)
+               GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I,
+               _LANDMARKS)
 _LAP_PARAMS = {
     "lapsvm": _LAP_COMMON + (_LAP_SOLVER, _EARLY_STOP, _LAP_EPS, _LAP_BIAS, _LAP_ITER),
     "laprls": _LAP_COMMON + (

@@ -153,25 +153,11 @@ class LowRankSetup(_KernelStep):
 
 def nystrom(spec: KernelSpec, Xp, m: int, seed: int = 0, memory_limit: int | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(Z, T, landmarks) of the Nyström factorisation K ≈ ZZᵀ with m landmark rows drawn
-    uniformly without replacement (seeded, sorted); see ``LowRankSetup``."""
+    """(Z, T, landmarks) of the Nyström factorisation K ≈ ZZᵀ (:func:`kernels.nystrom`) with
+    m landmark rows drawn uniformly without replacement (seeded, sorted)."""
     n = Xp.shape[0]
-    m = min(m, n)
-    kernels.reserve(2 * 8 * n * m, f"Nyström factor {n}×{m}", memory_limit)
-    landmarks = np.sort(np.random.default_rng(seed).choice(n, m, replace=False))
-    L = Xp[landmarks]
-    zn = kernels.sqnorms(L) if spec.name == "rbf" else None
-    C = np.empty((n, m))
-    b = kernels.block_rows_for(m)
-    for s in range(0, n, b):
-        C[s:s + b] = kernels.kernel_block(spec, Xp[s:s + b], L, zn)
-    W = C[landmarks]
-    W = 0.5 * (W + W.T)
-    w, V = np.linalg.eigh(W)
-    keep = w > 1e-10 * max(float(w[-1]), 1e-300)
-    T = V[:, keep] / np.sqrt(w[keep])
-    Z = C @ T
-    del C
+    landmarks = np.sort(np.random.default_rng(seed).choice(n, min(m, n), replace=False))
+    Z, T = kernels.nystrom(spec, Xp, landmarks, memory_limit)
     return Z, T, landmarks
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from conftest import BIN, SAMPLES, SHARED, run
 
 from ssl_svm.cli import outputs, process
+from ssl_svm.formats.model_file import read_model
 from ssl_svm.formats.textparse import LABEL_MAX, VALUE_MAX
 
 DATA = "+1 1:1 2:0.5\n-1 1:-1 2:0.3\n+1 1:0.8 2:0.1\n-1 1:-0.9 2:0.2\n0 1:0.1 2:0.1\n"
@@ -577,12 +579,32 @@ def test_memory_limit_counts_what_is_held_at_once(tmp, args, held):
 
 
 def test_tune_stops_at_the_memory_limit_without_running_the_grid(tmp):
+    """Neither the exact form nor 100 landmarks fit in 1 MiB: the first fold says so."""
     train = SHARED / "bench" / "usps49-10" / "train.svm"
-    r = run("ssl-tune", "-q", "-a", "lapsvm", "-G", "gamma_a=1e-6,1e-4", "--max-memory", "5M",
+    r = run("ssl-tune", "-q", "-a", "lapsvm", "-G", "gamma_a=1e-6,1e-4", "--max-memory", "1M",
             train)
     last = one_error(r, 1, f"ssl-tune: error: {train}: lapsvm (a fold) needs ")
-    assert "above the memory limit of 5.00 MiB" in last
+    assert "above the memory limit of 1.00 MiB" in last
     assert r.stdout == ""
+
+
+def test_tune_takes_landmarks_where_the_exact_kernel_does_not_fit(tmp):
+    """At 5 MiB the folds' n×n kernels do not fit: each fit takes the landmark rows that do
+    (landmarks auto), and the grid runs."""
+    train = SHARED / "bench" / "usps49-10" / "train.svm"
+    r = run("ssl-tune", "-a", "lapsvm", "-G", "gamma_a=1e-6,1e-4", "--max-memory", "5M",
+            train)
+    assert r.returncode == 0, r.stderr
+    assert "best gamma_a=" in r.stdout
+    r = run("ssl-train", "-a", "lapsvm", "--check", "none", "--max-memory", "5M", train,
+            tmp / "m")
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"lapsvm: (\d+) landmark rows \(auto: the exact n×n kernel exceeds the "
+                  r"memory limit of 5.00 MiB", r.stderr)
+    assert m, r.stderr
+    model = read_model(str(tmp / "m"))
+    assert model.function.rows.shape[0] == int(m.group(1)) < 1296
+    assert model.stats["landmarks"] == [int(m.group(1))]
 
 
 def test_a_signal_inside_numbas_python_code_is_sent_again_later(monkeypatch):

@@ -397,3 +397,82 @@ def test_cli_cross_validation_works_with_lapsvm():
             "--laplacian-degree", "3", SAMPLES / "pcmac.train", check=0)
     acc = float(r.stdout.split("= ")[1].rstrip("%\n"))
     assert acc > 75.0  # svm on the same folds: 70 %
+
+
+# --------------------------------------------------------------------------- landmarks
+
+@pytest.mark.parametrize("degree", [1, 2, 5])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_landmark_graph_matrix_is_the_dense_product(degree, normalized):
+    """G = [Z 1]ᵀ L^p [Z 1] from q = ⌊p/2⌋ sparse products (and one more for odd p), in
+    column blocks, equals the dense product."""
+    X, y = _data(150, 5, seed=3)
+    lap, _ = graph.build(X, 7, normalized=normalized, degree=degree)
+    spec = KernelSpec("rbf", 0.2, 3, 0.0)
+    S = lapsvm.LandmarkSystem.build(spec, X, lap, lapsvm.choose_landmarks(y, 60))
+    Z = np.hstack([S.features(X, np.arange(150)), np.ones((150, 1))])
+    dense = Z.T @ lap.dense_power() @ Z
+    assert np.abs(S.G - dense).max() <= 1e-12 * np.abs(dense).max()
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("hinge", [True, False])
+@pytest.mark.parametrize("degree", [1, 2, 5])
+def test_every_row_a_landmark_is_the_exact_solution(bias, hinge, degree):
+    """With m = n landmarks the landmark form solves the exact problem: the same objective
+    (to 1e-12) and the same outputs as the exact Newton on the n×n kernel."""
+    X, y = _data(160, 5, seed=4)
+    y[40:] = 0
+    lap, _ = graph.build(X, 8, degree=degree)
+    spec = KernelSpec("rbf", 0.3, 3, 0.0)
+    K = kernels.gram(spec, X)
+    c = np.ones(y.size)
+    exact = lapsvm.newton(K, lap, y, c, 1e-3, 1.0, bias=bias, hinge=hinge)
+    S = lapsvm.LandmarkSystem.build(spec, X, lap, lapsvm.choose_landmarks(y, 160))
+    res = lapsvm.landmark_newton(S, X, y, c, 1e-3, 1.0, bias=bias, hinge=hinge)
+    f = S.values(X, (S.T @ res.alpha)[:, None])[:, 0] + res.b
+    assert res.objective == pytest.approx(exact.objective, rel=1e-12)
+    np.testing.assert_allclose(f, exact.f, atol=1e-9)
+
+
+def test_landmarks_keep_the_labeled_rows_and_a_seeded_sample():
+    y = np.zeros(1000)
+    y[[3, 500, 998]] = [1, -1, 1]
+    a = lapsvm.choose_landmarks(y, 50)
+    assert a.size == 50 and np.all(np.diff(a) > 0) and {3, 500, 998} <= set(a.tolist())
+    assert np.array_equal(a, lapsvm.choose_landmarks(y, 50))
+    assert np.array_equal(lapsvm.choose_landmarks(y, 5000), np.arange(1000))
+
+
+def test_auto_landmarks_stay_within_half_the_memory_limit():
+    for n, limit in ((75311, 12 << 30), (10 ** 6, 12 << 30), (1296, 5 << 20)):
+        m = lapsvm.auto_landmarks(n, 1000, limit)
+        assert lapsvm.landmark_bytes(n, m) <= limit / 2 < lapsvm.landmark_bytes(n, m + 1) \
+            or m == 2000
+    assert lapsvm.auto_landmarks(500, 10, None) == 500
+
+
+@pytest.mark.parametrize("algo", ["lapsvm", "laprls"])
+def test_cli_landmark_model_predicts_as_the_estimator(tmp, algo):
+    """--landmarks 120: the model keeps 120 rows (all 50 labeled among them); ssl-predict's
+    values equal the estimator's decision_function with landmarks=120, and the transductive
+    values (-l) equal the model's own function on the training rows."""
+    import ssl_svm
+
+    train = SAMPLES / "pcmac.train"
+    r = ssl_train("-a", algo, "--check", "none", "--landmarks", "120", train, tmp / "m",
+                  "-l", tmp / "u", "--values")
+    assert "solver landmark newton (120 landmark rows)" in r.stderr
+    m = read_model(str(tmp / "m"))
+    assert m.function.rows.shape[0] == 120 and m.params["landmarks"] == 120
+    run("ssl-predict", "--values", SAMPLES / "pcmac.test", tmp / "m", tmp / "p", check=0)
+    cli = np.array([float(s.split()[1]) for s in (tmp / "p").read_text().splitlines()])
+    X, y = ssl_svm.load_svmlight(str(train))[:2]
+    Xt = ssl_svm.load_svmlight(str(SAMPLES / "pcmac.test"), n_features=X.shape[1])[0]
+    est = ssl_svm.estimator(algo)(landmarks=120, check="none")
+    est.fit(X, np.where(y == 0, -1, np.where(y > 0, 1, 0)))
+    np.testing.assert_allclose(est.decision_function(Xt), cli, rtol=1e-6, atol=1e-9)
+    tr = read_dataset(str(train))
+    u = np.array([float(s.split()[1]) for s in (tmp / "u").read_text().splitlines()])
+    f = m.function.decision(tr.X[tr.y == 0])[:, 0]
+    np.testing.assert_allclose(u, f, rtol=1e-6, atol=1e-9)

@@ -258,7 +258,7 @@ def test_cli_nystrom_usps49(tmp, algo):
     train = shared("bench", "usps49-10", "train.svm")
     r = ssl_train("-a", algo, "-g", "0.03125", "--nystrom", "400", train, tmp / "m",
             "-l", tmp / "u", "--values", check=0)
-    assert "Nyström factor 1296×400" in r.stderr and "landmark directions" in r.stderr
+    assert "Nyström features 1296×400" in r.stderr and "landmark directions" in r.stderr
     m = read_model(str(tmp / "m"))
     assert m.function.rows.shape[0] == 400 and m.params["nystrom"] == 400
     tr = read_dataset(str(train), n_features=256)
