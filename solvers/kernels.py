@@ -284,6 +284,16 @@ def gram(spec: KernelSpec, X, memory_limit: int | None = None, what: str = "kern
     return K
 
 
+def landmark_rows(Xp, landmarks: np.ndarray):
+    """The rows ``landmarks`` of Xp, dense when they take at most BLOCK_BYTES so: a block of
+    sparse rows times them is then one dense product (:func:`dot_block`) rather than a sparse
+    one with a dense result."""
+    L = Xp[landmarks]
+    if sp.issparse(L) and L.shape[0] * L.shape[1] * 8 <= BLOCK_BYTES:
+        return L.toarray()
+    return L
+
+
 def nystrom(spec: KernelSpec, Xp, landmarks: np.ndarray, memory_limit: int | None = None,
             extra_column: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(Z, T) of the Nyström factorisation K ≈ ZZᵀ over the rows ``landmarks`` of Xp
@@ -295,7 +305,7 @@ def nystrom(spec: KernelSpec, Xp, landmarks: np.ndarray, memory_limit: int | Non
     n = Xp.shape[0]
     m = landmarks.size
     reserve(8 * n * m + 3 * 8 * m * m, f"Nyström features {n}×{m}", memory_limit)
-    L = Xp[landmarks]
+    L = landmark_rows(Xp, landmarks)
     zn = sqnorms(L) if spec.name == "rbf" else None
     W = kernel_block(spec, L, L, zn)
     W = 0.5 * (W + W.T)

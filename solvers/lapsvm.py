@@ -428,7 +428,7 @@ class LandmarkSystem:
                            tmp[:, :e - s])
                 G[:, s:e] = Z.T @ tmp[:, :e - s]
             G = 0.5 * (G + G.T)  # the blocks' products need not round alike on both sides
-        return cls(spec, landmarks, Xp[landmarks], T, G)
+        return cls(spec, landmarks, kernels.landmark_rows(Xp, landmarks), T, G)
 
     def features(self, Xp, idx: np.ndarray) -> np.ndarray:
         """The Nyström features Z of the rows ``idx`` of Xp (len(idx) × r)."""

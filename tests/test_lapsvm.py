@@ -60,6 +60,20 @@ def test_memory_guard_refuses_with_message():
 
 # --------------------------------------------------------------------------- graph
 
+def test_knn_of_sparse_rows_taken_dense_is_the_same_graph(monkeypatch):
+    """Above graph.DENSE_KNN_ROWS (here 100) rows stored sparsely (5 % of the entries, which
+    prepare() keeps sparse) are taken dense for the products: the same neighbours, the same
+    distances to rounding."""
+    rng = np.random.default_rng(5)
+    X = sp.random(400, 60, density=0.05, random_state=rng, format="csr")
+    assert sp.issparse(kernels.prepare(X))
+    idx, dist = graph.knn(X, 8)
+    monkeypatch.setattr(graph, "DENSE_KNN_ROWS", 100)
+    idx2, dist2 = graph.knn(X, 8)
+    assert np.array_equal(idx, idx2)
+    np.testing.assert_allclose(dist, dist2, rtol=1e-12)
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_knn_equals_brute_force(sparse, monkeypatch):
     X, _ = _data(151, 7, seed=3, sparse=sparse)
