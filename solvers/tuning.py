@@ -138,6 +138,9 @@ class Problem:
     folds: np.ndarray | None = None
     n_folds: int = 1
     validation: tuple | None = None
+    # a fit that exceeds the memory limit fails its point instead of stopping the run (a
+    # candidate of ssl-tune -a auto: the others go on)
+    skip_on_memory: bool = False
 
     def split(self, fold: int):
         """(training rows' X, y, cost, held-out X, held-out y, held-out row numbers or None)."""
@@ -235,8 +238,12 @@ def run_group(problem: Problem, points: list[tuple[int, dict]], fold: int, warm:
                 res = FoldResult(number, fold, time.perf_counter() - t0, pred, values, rate,
                                  list(model.labels), attempts=attempt)
                 break
-            except MemoryLimitError:  # the same for every point: the whole run stops
-                raise
+            except MemoryLimitError as e:  # the same for every point: the whole run stops
+                if not problem.skip_on_memory:
+                    raise
+                res = FoldResult(number, fold, time.perf_counter() - t0,
+                                 error=f"cannot run on these rows: {e}", attempts=attempt)
+                break
             except Exception as e:  # noqa: BLE001 -- any failure of one point is reported
                 seed = None
                 text = (str(e).strip() or "failed").splitlines()[0]

@@ -249,6 +249,9 @@ def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, fol
         rows = slice(None) if ALGORITHMS[n].uses_unlabeled else lab
         problems[n] = Problem(n, data.X[rows], data.y[rows], data.cost[rows], params[n],
                               runs[n], None, max(k, 1), validation)
+    if len(names) > 1:  # a candidate too large for the memory limit is skipped, not fatal
+        for p in problems.values():
+            p.skip_on_memory = True
     say = say or (lambda text: log.info("%s", text))
     if k == 0:
         return _no_folds(names, problems, metric, why, say)
@@ -305,6 +308,10 @@ def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, fol
                 best[n] = j
     if not best:
         raise DataError(data.name, "every grid point failed; see the lines above")
+    for n in names:
+        if n not in best:
+            say(f"{n} skipped: none of its points ran (the lines above say why); the "
+                "selection goes on without it")
     y_all = np.concatenate(truth[names[0]])
 
     def units_of(j):

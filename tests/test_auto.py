@@ -245,3 +245,26 @@ def test_a_check_says_the_loss_its_folds_cannot_see():
     c = Comparison("lapsvm", 5, 100, 94.0, 93.0, 1.0, 52.0, 2.8,
                    coverage=Coverage(7.0, 100, 8.1, 1400))
     assert c.possible_loss == pytest.approx(1.645 * 2.8 - 1.0) and c.verdict == "even"
+
+
+def test_a_candidate_too_large_for_the_memory_limit_is_skipped_and_the_selection_goes_on(tmp):
+    """At 20 MiB cheeger-rls's folds (kernel and factor, 2 × 12.7 MiB) cannot run while the
+    others can: its point fails with the reason, one line says it was skipped, and ssl-tune -a
+    auto ends with a model of another candidate (exit 0), never an error after the others'
+    work. Alone, the same limit stops ssl-tune as before."""
+    from conftest import shared
+
+    train = shared("bench", "usps49-10", "train.svm")
+    r = run("ssl-tune", "-a", "auto", "--max-memory", "20M", "--out", tmp / "m", train)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"algorithm=cheeger-rls failed \(fold \d of 5, 1 attempts\): cannot run on "
+                     r"these rows: needs .* above the memory limit of 20\.00 MiB", r.stdout)
+    assert ("cheeger-rls skipped: none of its points ran (the lines above say why); the "
+            "selection goes on without it") in r.stderr
+    best = r.stdout.strip().splitlines()[-1]
+    assert best.startswith("best algorithm=") and "cheeger-rls" not in best
+    assert (tmp / "m").exists()
+    alone = run("ssl-tune", "-a", "cheeger-rls", "-G", "lambda=1,0.1", "--max-memory", "20M",
+                train)
+    assert alone.returncode == 1 and "above the memory limit of 20.00 MiB" in alone.stderr
+    assert alone.stdout == ""
