@@ -13,6 +13,7 @@ when that copy is small (``DENSE_COPY_BYTES``): a sparse×sparse product of 20 %
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import dataclass
 
@@ -319,6 +320,71 @@ def nystrom(spec: KernelSpec, Xp, landmarks: np.ndarray, memory_limit: int | Non
     for s in range(0, n, b):
         Z[s:s + b, :r] = kernel_block(spec, Xp[s:s + b], L, zn) @ T
     return Z, T
+
+
+# --------------------------------------------------------------------------- landmarks
+# The kernel solvers' two forms (--landmarks): the exact n×n kernel, or an expansion over m
+# landmark rows (a Nyström factor). auto keeps the exact form up to EXACT_MAX_ROWS rows when
+# it fits the memory limit; else LANDMARKS (or every labeled row and half as many more), at
+# most what keeps the landmark form within half the limit, and never fewer than LANDMARKS_MIN
+EXACT_MAX_ROWS = 20000
+LANDMARKS = 2000
+LANDMARKS_MIN = 100
+
+
+def choose_landmarks(y: np.ndarray, m: int, seed: int = 0) -> np.ndarray:
+    """The landmark rows (ascending) of a fit with m of them on labels y (0 = unlabeled):
+    every labeled row (a seeded sample of them when they are more than m), then a seeded
+    uniform sample of the unlabeled rows; every row when m ≥ n."""
+    n = y.size
+    if m >= n:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    lab = np.flatnonzero(y != 0)
+    if lab.size >= m:
+        return np.sort(rng.choice(lab, m, replace=False))
+    unl = np.flatnonzero(y == 0)
+    return np.sort(np.concatenate([lab, rng.choice(unl, m - lab.size, replace=False)]))
+
+
+def landmark_bytes(n: int, m: int, copies: int = 1) -> int:
+    """What a landmark form holds at once on n rows with m landmarks: ``copies`` n × m
+    matrices (the features Z, and what the solver makes of them) and three m×m ones (the
+    landmarks' kernel, its eigenvectors, the solver's system)."""
+    return 8 * copies * n * m + 24 * m * m
+
+
+def auto_landmarks(n: int, n_labeled: int, memory_limit: int | None, copies: int = 1) -> int:
+    """m of landmarks auto on n rows with n_labeled labeled: :data:`LANDMARKS` (or the
+    labeled rows and half as many more), at most what keeps :func:`landmark_bytes` within half
+    the memory limit."""
+    limit = default_memory_limit() if memory_limit is None else memory_limit
+    m = min(n, max(LANDMARKS, n_labeled + LANDMARKS // 2))
+    a, b = 24.0, 8.0 * copies * n  # the largest m with a·m² + b·m ≤ limit/2
+    fit = int((-b + math.sqrt(b * b + 2.0 * a * limit)) / (2.0 * a))
+    return max(1, min(m, fit))
+
+
+def kernel_form(name: str, given, n: int, n_labeled: int, exact_plan: list,
+                memory_limit: int | None, copies: int = 1) -> int | None:
+    """The landmarks of a fit (--landmarks ``given``), or None for the exact n×n form: 0 the
+    exact form; M ≥ 1 min(M, n) landmarks; None (auto) the exact form up to
+    :data:`EXACT_MAX_ROWS` rows when ``exact_plan`` (check_plan's parts) fits the memory
+    limit, else :func:`auto_landmarks` (said); when fewer than :data:`LANDMARKS_MIN` would
+    fit, the exact plan's refusal (:func:`check_plan`) is raised."""
+    if given is not None:
+        return None if int(given) == 0 else min(int(given), n)
+    limit = default_memory_limit() if memory_limit is None else memory_limit
+    if n <= EXACT_MAX_ROWS and sum(b for _, b in exact_plan) <= limit:
+        return None
+    m = auto_landmarks(n, n_labeled, memory_limit, copies)
+    if m < min(n, LANDMARKS_MIN):
+        check_plan(exact_plan, memory_limit)  # neither form fits: say the exact one's needs
+    log.info("%s: %d landmark rows (auto: %s; --landmarks M sets them, 0 the exact form)",
+             name, m, f"{n} rows, above the exact form's {EXACT_MAX_ROWS}"
+             if n > EXACT_MAX_ROWS else "the exact n×n kernel exceeds the memory limit of "
+             f"{human_bytes(limit)}")
+    return m
 
 
 SAMPLE_ROWS = 256  # rows sampled for the median-distance width

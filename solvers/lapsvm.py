@@ -508,46 +508,6 @@ def landmark_newton(system: LandmarkSystem, Xp, Y, c, gamma_a, gamma_i, bias=Fal
                   trace)
 
 
-def choose_landmarks(y: np.ndarray, m: int, seed: int = 0) -> np.ndarray:
-    """The landmark rows (ascending) of a fit with m of them: every labeled row (a seeded
-    sample of them when they are more than m), then a seeded uniform sample of the unlabeled
-    rows; every row when m ≥ n."""
-    n = y.size
-    if m >= n:
-        return np.arange(n)
-    rng = np.random.default_rng(seed)
-    lab = np.flatnonzero(y != 0)
-    if lab.size >= m:
-        return np.sort(rng.choice(lab, m, replace=False))
-    unl = np.flatnonzero(y == 0)
-    return np.sort(np.concatenate([lab, rng.choice(unl, m - lab.size, replace=False)]))
-
-
-# the exact form (the n×n kernel) runs up to this many rows when it fits in memory; above, or
-# when it does not fit, the landmark form (landmarks auto)
-EXACT_MAX_ROWS = 20000
-# landmarks auto: this many, or all labeled rows and half as many more, at most what keeps
-# the features Z (8·n·m bytes) within half the memory limit
-LANDMARKS = 2000
-LANDMARKS_MIN = 100  # auto takes no fewer: the memory limit is then too low for either form
-
-
-def landmark_bytes(n: int, m: int) -> int:
-    """What the landmark form holds at once on n rows with m landmarks: the features Z (n × m
-    at most) and three m×m matrices (the landmarks' kernel and eigenvectors, G)."""
-    return 8 * n * m + 24 * m * m
-
-
-def auto_landmarks(n: int, n_labeled: int, memory_limit: int | None) -> int:
-    """m of landmarks auto on n rows with n_labeled labeled (:data:`LANDMARKS`), at most what
-    keeps :func:`landmark_bytes` within half the memory limit."""
-    limit = kernels.default_memory_limit() if memory_limit is None else memory_limit
-    m = min(n, max(LANDMARKS, n_labeled + LANDMARKS // 2))
-    # the largest m with 24m² + 8nm ≤ limit/2
-    fit = int((-8 * n + math.sqrt(64.0 * n * n + 48.0 * limit)) / 48.0)
-    return max(1, min(m, fit))
-
-
 def _val_errors(v: Validation, alpha, b) -> int:
     out = v.Kv @ alpha + b
     return int(np.sum(np.where(out > 0, 1.0, -1.0) != v.y))
@@ -613,24 +573,15 @@ def _fit(name: str):
         plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
         if solver == "newton":
             plan.append((f"Newton system {nb}×{nb}", 8 * nb * nb * (3 if lap_deg > 1 else 1)))
-        m = params["landmarks"]
-        if m is not None:
-            m = min(int(m), n)
-        elif params["solver"] != "newton":  # newton given: the exact form asked for
-            limit = kernels.default_memory_limit() if max_memory is None else max_memory
-            if n > EXACT_MAX_ROWS or sum(b for _, b in plan) > limit:
-                m = auto_landmarks(n, n_lab, max_memory)
-                if m < min(n, LANDMARKS_MIN):
-                    kernels.check_plan(plan, max_memory)  # neither form fits: say the exact's
-                log.info("%s: %d landmark rows (auto: %s; --landmarks M sets them)", name, m,
-                         f"{n} rows, above the exact form's {EXACT_MAX_ROWS}"
-                         if n > EXACT_MAX_ROWS else "the exact n×n kernel exceeds the "
-                         f"memory limit of {kernels.human_bytes(limit)}")
+        m = None
+        if not (params["landmarks"] is None and params["solver"] == "newton"):
+            # (--solver newton given, landmarks auto: the exact form asked for)
+            m = kernels.kernel_form(name, params["landmarks"], n, n_lab, plan, max_memory)
         if m is None:
             if warm is None or warm.get("n") != n:  # checked before the graph is built
                 kernels.check_plan(plan, max_memory)
         else:
-            kernels.check_plan([(f"Nyström features {n}×{m}", landmark_bytes(n, m))],
+            kernels.check_plan([(f"Nyström features {n}×{m}", kernels.landmark_bytes(n, m))],
                                max_memory)
             if solver == "newton" and params["solver"] != "auto":
                 log.info("%s: --solver newton: the landmark form is solved by Newton always",
@@ -669,7 +620,7 @@ def _fit(name: str):
             if m is None:
                 K = kernels.gram(spec, Xp, max_memory)
             else:
-                system = LandmarkSystem.build(spec, Xp, lap, choose_landmarks(y, m),
+                system = LandmarkSystem.build(spec, Xp, lap, kernels.choose_landmarks(y, m),
                                               max_memory)
             kernel_time = time.perf_counter() - tk
             seeds = init if m is None else None

@@ -281,15 +281,15 @@ _LAP_EPS = EPSILON.with_default(1e-6, "PCG gradient tolerance for --early-stop n
                                 "at α = 0")
 _LAP_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) or Newton steps "
                                   "(default 50)")
-_LANDMARKS = Param("landmarks", ("--landmarks",), int, None,
+_LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
                    "number m of landmark rows z_j of f = Σ_j α_j k(·, z_j) + b: M = every "
                    "labeled row and a seeded sample of the others (all rows if M ≥ n), solved "
                    "exactly by Newton on the M-dimensional problem (Nyström features; O(n·M) "
                    "memory, O(n·M²) time, no n×n matrix; --solver and --early-stop do not "
-                   "apply), and the model keeps the M rows; auto: every row through the exact "
-                   "n×n kernel up to 20,000 rows when it fits in --max-memory, else 2,000 (or "
-                   "the labeled rows and 1,000 more), fewer if the memory needs; printed",
-                   low=1, names=("auto",))
+                   "apply), and the model keeps the M rows; 0 = the exact n×n kernel; auto: "
+                   "the exact kernel up to 20,000 rows when it fits in --max-memory, else 2,000 "
+                   "landmarks (or the labeled rows and 1,000 more), fewer if the memory needs; "
+                   "printed", low=0, names=("auto",))
 _LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_METRIC,
                GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I,
                _LANDMARKS)
@@ -369,11 +369,14 @@ _C = Param("cheeger_step", ("--cheeger-step",), float, 0.1,
 _PROX_TOL = Param("prox_tol", ("--prox-tol",), float, 1e-4,
                   "relative duality gap at which each TV proximal step (Chambolle-Pock) stops",
                   low=TOL_LOW, high=1.0, high_open=True)
-_NYSTROM = Param("nystrom", ("--nystrom",), int, 0,
-                 "kernel rank for large graphs: 0 = the exact n×n kernel (16·n² bytes, n³ "
-                 "time); M > 0 = a Nyström kernel over M random landmark rows (seed 0): "
-                 "O(n·M) memory and time per step, and the model keeps only the M landmarks",
-                 low=0)
+_TV_LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
+                      "kernel rank: M > 0 = a Nyström kernel over M landmark rows (every "
+                      "labeled row and a seeded sample of the others): O(n·M) memory and time "
+                      "per step, and the model keeps only the M landmarks; 0 = the exact n×n "
+                      "kernel (16·n² bytes, n³ time); auto: the exact kernel up to 20,000 rows "
+                      "when it fits in --max-memory, else 2,000 landmarks (or the labeled rows "
+                      "and 1,000 more), fewer if the memory needs; printed (--nystrom: the "
+                      "same)", low=0, names=("auto",))
 _CLASS_NORM = Param("class_norm", ("--class-norm",), str, "n",
                     "multi-class only: norm of every class column after the simplex step, "
                     "n = √N (as the binary formulations; best on USPS 0/1/4/9) or n/c = "
@@ -420,7 +423,7 @@ _TV_ITER = replace(MAX_ITER, high=100_000).with_default(100, "maximum number of 
                                                         "iterations")
 _NEIGHBORS = NEIGHBORS.with_default(10)
 _TV_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_METRIC, GRAPH_WEIGHTS,
-              HEAT_WIDTH, _TV_LAMBDA, _R1, _NYSTROM)
+              HEAT_WIDTH, _TV_LAMBDA, _R1, _TV_LANDMARKS)
 _TAIL = (_TOL, _TV_ITER, _PROX_TOL)
 _TAIL_TV = (_TOL_TV, _TV_ITER, _PROX_TOL)
 _TV_PARAMS = {
@@ -436,7 +439,7 @@ TV_OUT_OF_SAMPLE = (
     "tvrls/tvsvm with α of the last kernel step (the paper's f = Kα); cheeger-rls/svm with α "
     "of the RLS/SVM smoothing of the final solution. -l writes the transductive solution: for "
     "two classes the graph function g (tvrls/tvsvm) or f (cheeger), for more classes f = Kα "
-    "(tvrls/tvsvm) or the simplex solution (cheeger). With --nystrom M the kernel is the "
+    "(tvrls/tvsvm) or the simplex solution (cheeger). With --landmarks M the kernel is the "
     "Nyström one, K̃(x, z) = k(x, X_M) W⁺ k(X_M, z), and the model is its expansion over the M "
     "landmark rows, equal to K̃α on the training rows")
 

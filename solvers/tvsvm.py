@@ -151,37 +151,29 @@ class LowRankSetup(_KernelStep):
         return self.X[self.landmarks], self.T @ (self.Z.T @ alpha)
 
 
-def nystrom(spec: KernelSpec, Xp, m: int, seed: int = 0, memory_limit: int | None = None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(Z, T, landmarks) of the Nyström factorisation K ≈ ZZᵀ (:func:`kernels.nystrom`) with
-    m landmark rows drawn uniformly without replacement (seeded, sorted)."""
-    n = Xp.shape[0]
-    landmarks = np.sort(np.random.default_rng(seed).choice(n, min(m, n), replace=False))
-    Z, T = kernels.nystrom(spec, Xp, landmarks, memory_limit)
-    return Z, T, landmarks
-
-
 def setup(X, spec: KernelSpec, neighbors: int = 10, weights: str = "heat",
           width: float | None = None, lam: float = 1.0, r: float = 1.0,
-          memory_limit: int | None = None, factor: bool = True, rank: int = 0,
+          memory_limit: int | None = None, factor: bool = True,
+          landmarks: np.ndarray | None = None,
           W: sp.csr_matrix | None = None) -> TVSetup | LowRankSetup:
     """Build the kNN graph (OR-symmetrised, heat weights with t = mean kNN distance unless
-    ``width``; or take the weights ``W`` already built) and the kernel system: with ``rank`` 0
-    the exact K (n×n, announced and bounded by ``memory_limit``) and the factor of λI + rK;
-    with ``rank`` m > 0 the Nyström factorisation over m landmark rows (``LowRankSetup``)."""
+    ``width``; or take the weights ``W`` already built) and the kernel system: with
+    ``landmarks`` None the exact K (n×n, announced and bounded by ``memory_limit``) and the
+    factor of λI + rK; else the Nyström factorisation over those rows (``LowRankSetup``,
+    :func:`kernels.nystrom`)."""
     Xp = kernels.prepare(X)
     if W is None:
         W, _ = graph.adjacency(*graph.knn(Xp, neighbors), weights, width)
     edges = tv.Edges.from_adjacency(W)
-    if rank > 0:
-        Z, T, landmarks = nystrom(spec, Xp, rank, memory_limit=memory_limit)
+    if landmarks is not None:
+        Z, T = kernels.nystrom(spec, Xp, landmarks, memory_limit)
         return LowRankSetup(Z, T, landmarks, edges, lam, r, X=X)
     try:
         K = kernels.gram(spec, Xp, memory_limit)
         kernels.reserve(K.nbytes, "factor of λI + rK" if factor else
                         "factor of K + λ(ηJ + rI)⁻¹", memory_limit)
     except ProblemError as e:
-        raise ProblemError(f"{e}; or use a low-rank kernel (--nystrom M)") from None
+        raise ProblemError(f"{e}; or use a low-rank kernel (--landmarks M)") from None
     if not factor:
         return TVSetup(K, None, edges, lam, r, X=X)
     A = r * K
@@ -822,10 +814,12 @@ def _fit_tv(name: str):
         multi = len(classes) > 2
         # what setup() holds at once, checked before the graph is built: K and the factor
         # of λI + rK (exact kernel) or the Nyström factor and its copy
-        m = min(params["nystrom"], n)
-        kernels.check_plan([(f"Nyström factor {n}×{m}", 2 * 8 * n * m)] if m else
-                           [(f"kernel matrix {n}×{n}", 8 * n * n),
-                            (f"factor {n}×{n}", 8 * n * n)], max_memory)
+        exact = [(f"kernel matrix {n}×{n}", 8 * n * n), (f"factor {n}×{n}", 8 * n * n)]
+        # the landmark form holds the features Z and a copy (LowRankSetup's label system)
+        m = kernels.kernel_form(name, params["landmarks"], n, int(np.sum(y != 0)), exact,
+                                max_memory, copies=2)
+        kernels.check_plan([(f"Nyström factor {n}×{m}", kernels.landmark_bytes(n, m, 2))]
+                           if m else exact, max_memory)
         ts = time.perf_counter()
         idx, dist = graph.knn(kernels.prepare(X), params["neighbors"])
         W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
@@ -843,11 +837,11 @@ def _fit_tv(name: str):
         st = setup(X, spec, params["neighbors"], params["graph_weights"], params["heat_width"],
                    params["lambda"], params["r1"], max_memory,
                    factor=not (multi and method == "tv" and loss == "rls"),
-                   rank=params["nystrom"], W=W)
+                   landmarks=kernels.choose_landmarks(y, m) if m else None, W=W)
         setup_time = time.perf_counter() - ts
         log.info("graph (%d edges), kernel and factor%s: %.2f s", st.edges.m,
                  f" (Nyström, {st.Z.shape[1]} of {st.landmarks.size} landmark directions)"
-                 if params["nystrom"] else "", setup_time)
+                 if m else "", setup_time)
         common = dict(max_iter=params["max_iter"], tol=params["epsilon"],
                       prox_tol=params["prox_tol"])
         extra = {}

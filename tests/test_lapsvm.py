@@ -423,7 +423,7 @@ def test_landmark_graph_matrix_is_the_dense_product(degree, normalized):
     X, y = _data(150, 5, seed=3)
     lap, _ = graph.build(X, 7, normalized=normalized, degree=degree)
     spec = KernelSpec("rbf", 0.2, 3, 0.0)
-    S = lapsvm.LandmarkSystem.build(spec, X, lap, lapsvm.choose_landmarks(y, 60))
+    S = lapsvm.LandmarkSystem.build(spec, X, lap, kernels.choose_landmarks(y, 60))
     Z = np.hstack([S.features(X, np.arange(150)), np.ones((150, 1))])
     dense = Z.T @ lap.dense_power() @ Z
     assert np.abs(S.G - dense).max() <= 1e-12 * np.abs(dense).max()
@@ -442,7 +442,7 @@ def test_every_row_a_landmark_is_the_exact_solution(bias, hinge, degree):
     K = kernels.gram(spec, X)
     c = np.ones(y.size)
     exact = lapsvm.newton(K, lap, y, c, 1e-3, 1.0, bias=bias, hinge=hinge)
-    S = lapsvm.LandmarkSystem.build(spec, X, lap, lapsvm.choose_landmarks(y, 160))
+    S = lapsvm.LandmarkSystem.build(spec, X, lap, kernels.choose_landmarks(y, 160))
     res = lapsvm.landmark_newton(S, X, y, c, 1e-3, 1.0, bias=bias, hinge=hinge)
     f = S.values(X, (S.T @ res.alpha)[:, None])[:, 0] + res.b
     assert res.objective == pytest.approx(exact.objective, rel=1e-12)
@@ -452,18 +452,18 @@ def test_every_row_a_landmark_is_the_exact_solution(bias, hinge, degree):
 def test_landmarks_keep_the_labeled_rows_and_a_seeded_sample():
     y = np.zeros(1000)
     y[[3, 500, 998]] = [1, -1, 1]
-    a = lapsvm.choose_landmarks(y, 50)
+    a = kernels.choose_landmarks(y, 50)
     assert a.size == 50 and np.all(np.diff(a) > 0) and {3, 500, 998} <= set(a.tolist())
-    assert np.array_equal(a, lapsvm.choose_landmarks(y, 50))
-    assert np.array_equal(lapsvm.choose_landmarks(y, 5000), np.arange(1000))
+    assert np.array_equal(a, kernels.choose_landmarks(y, 50))
+    assert np.array_equal(kernels.choose_landmarks(y, 5000), np.arange(1000))
 
 
 def test_auto_landmarks_stay_within_half_the_memory_limit():
     for n, limit in ((75311, 12 << 30), (10 ** 6, 12 << 30), (1296, 5 << 20)):
-        m = lapsvm.auto_landmarks(n, 1000, limit)
-        assert lapsvm.landmark_bytes(n, m) <= limit / 2 < lapsvm.landmark_bytes(n, m + 1) \
+        m = kernels.auto_landmarks(n, 1000, limit)
+        assert kernels.landmark_bytes(n, m) <= limit / 2 < kernels.landmark_bytes(n, m + 1) \
             or m == 2000
-    assert lapsvm.auto_landmarks(500, 10, None) == 500
+    assert kernels.auto_landmarks(500, 10, None) == 500
 
 
 @pytest.mark.parametrize("algo", ["lapsvm", "laprls"])

@@ -1,5 +1,7 @@
 """ssl-train -a tvrls / tvsvm / cheeger-rls / cheeger-svm end to end (issue 6)."""
 
+import re
+
 import numpy as np
 import pytest
 from conftest import SAMPLES, run, shared, ssl_train
@@ -223,7 +225,8 @@ def test_nystrom_operations_are_exact_for_the_low_rank_kernel():
     rows), and the landmark expansion equals K̃α on the training rows."""
     X, _ = _usps_small(300)
     spec = KernelSpec("rbf", 1 / 32)
-    st = tvsvm.setup(X, spec, 10, lam=0.7, r=1.3, rank=60)
+    lm = np.sort(np.random.default_rng(0).choice(300, 60, replace=False))
+    st = tvsvm.setup(X, spec, 10, lam=0.7, r=1.3, landmarks=lm)
     n = X.shape[0]
     Kt = st.Z @ st.Z.T
     rng = np.random.default_rng(1)
@@ -244,7 +247,7 @@ def test_nystrom_operations_are_exact_for_the_low_rank_kernel():
     np.testing.assert_allclose(kernel_block(spec, X, rows) @ coef, Kt @ alpha, rtol=1e-7,
                                atol=1e-7)
     # with every row a landmark the Nyström kernel is K itself
-    full = tvsvm.setup(X, spec, 10, rank=n)
+    full = tvsvm.setup(X, spec, 10, landmarks=np.arange(n))
     exact = tvsvm.setup(X, spec, 10)
     np.testing.assert_allclose(full.Z @ full.Z.T, exact.K, atol=1e-8)
 
@@ -260,7 +263,7 @@ def test_cli_nystrom_usps49(tmp, algo):
             "-l", tmp / "u", "--values", check=0)
     assert "Nyström features 1296×400" in r.stderr and "landmark directions" in r.stderr
     m = read_model(str(tmp / "m"))
-    assert m.function.rows.shape[0] == 400 and m.params["nystrom"] == 400
+    assert m.function.rows.shape[0] == 400 and m.params["landmarks"] == 400
     tr = read_dataset(str(train), n_features=256)
     truth = np.loadtxt(shared("bench", "usps49-10", "train.truth"))[tr.y == 0]
     lines = (tmp / "u").read_text().splitlines()
@@ -283,7 +286,7 @@ def test_nystrom_with_every_row_a_landmark_equals_the_exact_kernel():
         lab[np.flatnonzero(y == c)[:5]] = True
     spec = KernelSpec("rbf", 1 / 32)
     exact = tvsvm.setup(X, spec, 10)
-    low = tvsvm.setup(X, spec, 10, rank=y.size)
+    low = tvsvm.setup(X, spec, 10, landmarks=np.arange(y.size))
     yb = np.where(y == classes[0], 1.0, np.where(y == classes[1], -1.0, 0.0)) * lab
     runs = [
         lambda st: tvsvm.tv_multiclass(st, Y * lab[:, None], lab, "rls", max_iter=5,
@@ -337,3 +340,24 @@ def test_transductive_output_and_model_agree_or_it_is_said(tmp, algo):
     r = run("ssl-train", "-a", algo, "-g", "0.508", train, tmp / "m", "-l", tmp / "u", check=0)
     assert "give different classes" not in r.stderr and "collapsed" not in r.stderr
     assert _agreement(tmp, train, tmp / "m", 47117) >= 0.98
+
+
+def test_landmarks_auto_where_the_exact_kernel_does_not_fit(tmp):
+    """At 20 MiB the exact kernel and its factor (2 × 12.8 MiB) do not fit: cheeger-rls takes
+    the landmark rows that do (landmarks auto, said), the model keeps them, and it still
+    separates USPS 4 from 9; --landmarks 0 asks for the exact form and is refused."""
+    train = shared("bench", "usps49-10", "train.svm")
+    r = ssl_train("-a", "cheeger-rls", "--max-memory", "20M", train,
+                  tmp / "m", "-l", tmp / "u")
+    found = re.search(r"cheeger-rls: (\d+) landmark rows \(auto: the exact n×n kernel exceeds "
+                      r"the memory limit of 20.00 MiB", r.stderr)
+    assert found, r.stderr
+    m = read_model(str(tmp / "m"))
+    assert m.function.rows.shape[0] == int(found.group(1)) < 1296
+    tr = read_dataset(str(train), n_features=256)
+    truth = np.loadtxt(shared("bench", "usps49-10", "train.truth"))[tr.y == 0]
+    labels = np.array([int(s.split()[0]) for s in (tmp / "u").read_text().splitlines()])
+    assert np.mean(labels != truth) < 0.07, np.mean(labels != truth)
+    exact = ssl_train("-a", "cheeger-rls", "--landmarks", "0", "--max-memory", "20M", train,
+                      tmp / "e", check=1)
+    assert "above the memory limit of 20.00 MiB" in exact.stderr
