@@ -248,23 +248,25 @@ def test_a_check_says_the_loss_its_folds_cannot_see():
 
 
 def test_a_candidate_too_large_for_the_memory_limit_is_skipped_and_the_selection_goes_on(tmp):
-    """At 20 MiB cheeger-rls's folds (kernel and factor, 2 × 12.7 MiB) cannot run while the
-    others can: its point fails with the reason, one line says it was skipped, and ssl-tune -a
-    auto ends with a model of another candidate (exit 0), never an error after the others'
-    work. Alone, the same limit stops ssl-tune as before."""
+    """At 3 MiB cheeger-rls's folds fit neither the exact kernel nor 100 landmarks (its
+    landmark form holds two n×m copies) while lapsvm's take landmarks and the linear ones need
+    no kernel: cheeger-rls's point fails with the reason, one line says it was skipped, and
+    ssl-tune -a auto ends with a model of another candidate (exit 0), never an error after the
+    others' work. Alone, the same limit stops ssl-tune as before."""
     from conftest import shared
 
     train = shared("bench", "usps49-10", "train.svm")
-    r = run("ssl-tune", "-a", "auto", "--max-memory", "20M", "--out", tmp / "m", train)
+    r = run("ssl-tune", "-a", "auto", "--max-memory", "3M", "--out", tmp / "m", train)
     assert r.returncode == 0, r.stderr
     assert re.search(r"algorithm=cheeger-rls failed \(fold \d of 5, 1 attempts\): cannot run on "
-                     r"these rows: needs .* above the memory limit of 20\.00 MiB", r.stdout)
+                     r"these rows: needs .* above the memory limit of 3\.00 MiB", r.stdout)
     assert ("cheeger-rls skipped: none of its points ran (the lines above say why); the "
             "selection goes on without it") in r.stderr
+    assert re.search(r"algorithm=lapsvm gamma_i=\S+ accuracy=", r.stdout)
     best = r.stdout.strip().splitlines()[-1]
     assert best.startswith("best algorithm=") and "cheeger-rls" not in best
     assert (tmp / "m").exists()
-    alone = run("ssl-tune", "-a", "cheeger-rls", "-G", "lambda=1,0.1", "--max-memory", "20M",
+    alone = run("ssl-tune", "-a", "cheeger-rls", "-G", "lambda=1,0.1", "--max-memory", "3M",
                 train)
-    assert alone.returncode == 1 and "above the memory limit of 20.00 MiB" in alone.stderr
+    assert alone.returncode == 1 and "above the memory limit of 3.00 MiB" in alone.stderr
     assert alone.stdout == ""
