@@ -5,8 +5,9 @@ svm and tsvm on the same split.
     python bench/bench_scale.py [--split secstr-1000] [--algos svm,tsvm,lapsvm,laprls]
         [--rows N] [--extra "--landmarks 1000"] [--out DIR]
 
-``--split`` names a folder of ../shared/bench (train.svm, test.svm); ``--rows`` keeps the first
-N training rows (a size series: 10⁴ … the whole set). Prints one markdown row per solver.
+``--split`` names a folder of ../shared/bench or any folder (train.svm, test.svm; make_rolls.py
+writes one of any size); ``--rows`` keeps the first N training rows (a size series: 10⁴ … the
+whole set). Prints one markdown row per solver.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def main() -> None:
     ap.add_argument("--extra", default="", help="more ssl-train options for the graph solvers")
     ap.add_argument("--out", default=None, help="keep the models and logs here")
     a = ap.parse_args()
-    split = SHARED / "bench" / a.split
+    split = Path(a.split) if Path(a.split).is_dir() else SHARED / "bench" / a.split
     out = Path(a.out) if a.out else Path(tempfile.mkdtemp(prefix="bench_scale_"))
     out.mkdir(parents=True, exist_ok=True)
     train = split / "train.svm"
@@ -69,6 +70,7 @@ def main() -> None:
         error = 100.0 * sum(float(t) != float(g) for t, g in zip(truth, got)) / len(truth)
         chose = "; ".join(m.group(0) for m in re.finditer(
             r"(\d+ landmark rows \(auto[^)]*\)|graph: \d+-NN[^,]*|graph \S+ s, kernel \S+ s|"
+            r"\w+ neighbour search|"
             r"λ = [^ ]+ \(auto)", err))
         print(f"| {n} | {algo} | {secs:.0f} | {peak / 1024:.2f} | {error:.2f} | {chose} |",
               flush=True)

@@ -1,8 +1,9 @@
 """The kNN graph and its Laplacian (ALGORITHMS.md §2 "Graph"; shared by the manifold and TV
 families).
 
-* :func:`knn` — exact k nearest neighbours (Euclidean) of every row among all rows, computed in
-  blocks of rows: never more than one block of distances (``kernels.BLOCK_BYTES``) at once.
+* :func:`knn` — k nearest neighbours (Euclidean) of every row among all rows: exact, in blocks
+  of rows (never more than one block of distances, ``kernels.BLOCK_BYTES``, at once; n² work),
+  or approximate (:mod:`ssl_svm.solvers.ann`, near n·log n work), by :func:`knn_search`.
 * :func:`adjacency` — sparse symmetric weights: heat ``exp(-d²/(2t²))`` (t = mean kNN distance
   by default) or binary, symmetrised by "OR": ``W = max(W, Wᵀ)``.
 * :class:`Laplacian` — ``L = D - W`` or ``I - D^{-1/2} W D^{-1/2}``, raised to a power p as an
@@ -19,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import prange
 
+from ssl_svm.solvers import ann
 from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import (
@@ -26,7 +28,9 @@ from ssl_svm.solvers.kernels import (
     SAMPLE_ROWS,
     block_rows_for,
     column_ranges,
+    default_memory_limit,
     dot_block,
+    human_bytes,
     median_gamma,
     median_sqdist,
     prepare,
@@ -60,10 +64,38 @@ BLOCK_BYTES_EXACT = 32 << 20
 # above this many rows knn() takes sparse rows dense (when the copy is small): below, the
 # graph stays exactly as it was built before
 DENSE_KNN_ROWS = 20000
+# --knn auto: the exact search up to this many rows (mnist's 70,000 rows, 784 features, take
+# about 4 minutes on 2 cores; its cost grows as n²), the approximate one above
+APPROX_KNN_ROWS = 100_000
+KNN_SEARCHES = ("auto", "exact", "approximate")
+# the approximate search works on dense rows: sparse ones are copied dense when the copy takes
+# at most this fraction of the memory limit (else the exact search, which keeps them sparse)
+APPROX_DENSE_SHARE = 0.25
 
 
-def knn(X, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (n, k) and Euclidean distances (n, k) of each row's k nearest other rows.
+def knn_search(search: str, X, max_memory: int | None = None) -> tuple[str, str]:
+    """(exact or approximate, why) for ``--knn`` ``search`` on the rows X."""
+    n, d = X.shape
+    if search == "auto":
+        if n <= APPROX_KNN_ROWS:
+            return "exact", f"auto: {n} rows, at most {APPROX_KNN_ROWS}"
+        why = f"auto: {n} rows, over {APPROX_KNN_ROWS}"
+    else:
+        why = "given"
+    if search == "exact":
+        return "exact", why
+    limit = default_memory_limit() if max_memory is None else max_memory
+    if sp.issparse(X) and 8 * n * d > APPROX_DENSE_SHARE * limit:
+        log.warning("graph: exact neighbour search: the approximate one needs the rows dense "
+                    "(%s), over %d %% of the memory limit of %s", human_bytes(8 * n * d),
+                    round(100 * APPROX_DENSE_SHARE), human_bytes(limit))
+        return "exact", why + "; the dense rows do not fit"
+    return "approximate", why
+
+
+def knn(X, k: int, search: str = "exact", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (n, k) and Euclidean distances (n, k) of each row's k nearest other rows:
+    ``search`` exact, or approximate (:func:`ssl_svm.solvers.ann.knn`, seeded by ``seed``).
 
     Neighbours are sorted by distance (ties by index). A row is never its own neighbour, but a
     duplicate row is a neighbour at distance 0.
@@ -72,6 +104,9 @@ def knn(X, k: int) -> tuple[np.ndarray, np.ndarray]:
     if not 1 <= k <= n - 1:
         raise ProblemError(f"a {k}-nearest-neighbour graph needs more than {k} rows "
                            f"(have {n}); give fewer neighbours (-k / --neighbors)")
+    if search == "approximate":
+        idx, dist, _ = ann.knn(X.toarray() if sp.issparse(X) else X, k, seed=seed)
+        return idx, dist
     Xp = prepare(X)
     if sp.issparse(Xp) and n > DENSE_KNN_ROWS and n * Xp.shape[1] * 8 <= DENSE_COPY_BYTES:
         # the n² products as dense blocks: a sparse product with a dense result costs more
@@ -360,13 +395,16 @@ class Laplacian:
 
 
 def build(X, k: int = 6, weights: str = "heat", width: float | None = None,
-          normalized: bool = True, degree: int = 1) -> tuple[Laplacian, dict]:
-    """kNN graph Laplacian of the rows of X and a few statistics (edges, width used)."""
-    idx, dist = knn(X, k)
+          normalized: bool = True, degree: int = 1, search: str = "exact"
+          ) -> tuple[Laplacian, dict]:
+    """kNN graph Laplacian of the rows of X and a few statistics (edges, width used); the
+    neighbours by ``search`` (exact or approximate, :func:`knn`)."""
+    idx, dist = knn(X, k, search)
     W, t = adjacency(idx, dist, weights, width)
     lap = Laplacian.from_weights(W, normalized, degree)
     stats = {"graph_edges": W.nnz // 2, "heat_width": t, "mean_distance": float(np.mean(dist))}
-    log.info("graph: %d-NN, %d edges, %s weights%s, %s Laplacian%s", k, W.nnz // 2, weights,
+    log.info("graph: %d-NN%s, %d edges, %s weights%s, %s Laplacian%s", k,
+             " (approximate search)" if search == "approximate" else "", W.nnz // 2, weights,
              f" (t = {t:.6g})" if weights == "heat" else "",
              "normalized" if normalized else "unnormalized",
              f" to the power {degree}" if degree > 1 else "")

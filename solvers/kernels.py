@@ -308,18 +308,23 @@ def nystrom(spec: KernelSpec, Xp, landmarks: np.ndarray, memory_limit: int | Non
     reserve(8 * n * m + 3 * 8 * m * m, f"Nyström features {n}×{m}", memory_limit)
     L = landmark_rows(Xp, landmarks)
     zn = sqnorms(L) if spec.name == "rbf" else None
-    W = kernel_block(spec, L, L, zn)
-    W = 0.5 * (W + W.T)
-    w, V = np.linalg.eigh(W)
-    keep = w > 1e-10 * max(float(w[-1]), 1e-300)
-    T = V[:, keep] / np.sqrt(w[keep])
-    del W, V
+    T = nystrom_factor(spec, L, zn)
     r = T.shape[1]
     Z = np.empty((n, r + 1 if extra_column else r))
     b = block_rows_for(m)
     for s in range(0, n, b):
         Z[s:s + b, :r] = kernel_block(spec, Xp[s:s + b], L, zn) @ T
     return Z, T
+
+
+def nystrom_factor(spec: KernelSpec, L, zn: np.ndarray | None = None) -> np.ndarray:
+    """T = U_r S_r^{-1/2} of the landmark rows L's kernel K(L, L) = U S Uᵀ, over the
+    eigenvalues above 1e-10 of the largest (m × r); ``zn``: the rows' squared norms (rbf)."""
+    W = kernel_block(spec, L, L, zn)
+    W = 0.5 * (W + W.T)
+    w, V = np.linalg.eigh(W)
+    keep = w > 1e-10 * max(float(w[-1]), 1e-300)
+    return V[:, keep] / np.sqrt(w[keep])
 
 
 # --------------------------------------------------------------------------- landmarks

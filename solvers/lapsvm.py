@@ -402,33 +402,53 @@ class LandmarkSystem:
     @classmethod
     def build(cls, spec: KernelSpec, Xp, lap: graph_mod.Laplacian, landmarks: np.ndarray,
               memory_limit: int | None = None) -> LandmarkSystem:
-        Z, T = kernels.nystrom(spec, Xp, landmarks, memory_limit, extra_column=True)
-        n, r1 = Z.shape
-        Z[:, -1] = 1.0
-        # G = AᵀA (p even) or Aᵀ(LA) (p odd) with A = L^q [Z 1], q = ⌊p/2⌋: q + p mod 2
-        # sparse products of n × (r + 1) instead of p; A overwrites Z a block of columns at a
-        # time, so one n-row block is held besides it
+        n = Xp.shape[0]
+        m = landmarks.size
+        kernels.reserve(kernels.landmark_bytes(n, m + 1), f"Nyström features {n}×{m}",
+                        memory_limit)
+        rows = kernels.landmark_rows(Xp, landmarks)
+        zn = kernels.sqnorms(rows) if spec.name == "rbf" else None
+        T = kernels.nystrom_factor(spec, rows, zn)
+        # G = T̃ᵀ H T̃ with H = [K 1]ᵀ L^p [K 1] over the kernel rows K = K(X, landmarks) and
+        # T̃ = diag(T, 1): one n·m² product (forming Z = KT first would be a second)
+        A = np.empty((n, m + 1))
+        A[:, m] = 1.0
+        b = kernels.block_rows_for(m)
+        for s in range(0, n, b):
+            A[s:s + b, :m] = kernels.kernel_block(spec, Xp[s:s + b], rows, zn)
+        # H = AᵀA (p even) or Aᵀ(LA) (p odd) after A ← L^q A, q = ⌊p/2⌋: q + p mod 2 sparse
+        # products of n × (m + 1); A is overwritten a block of columns at a time, and LA is
+        # made a block of rows at a time, so one block is held besides A
         L = lap.L
         q, odd = divmod(lap.degree, 2)
+        m1 = m + 1
         step = max(1, kernels.BLOCK_BYTES // max(1, 8 * n))
-        tmp = np.empty((n, min(step, r1)))
-        for s in range(0, r1, step):
-            e = min(r1, s + step)
-            for _ in range(q):
-                blk = np.ascontiguousarray(Z[:, s:e])
-                _csr_times(L.indptr, L.indices, L.data, blk, tmp[:, :e - s])
-                Z[:, s:e] = tmp[:, :e - s]
+        if q:
+            tmp = np.empty((n, min(step, m1)))
+            for s in range(0, m1, step):
+                e = min(m1, s + step)
+                for _ in range(q):
+                    blk = np.ascontiguousarray(A[:, s:e])
+                    _csr_times(L.indptr, L.indices, L.data, blk, tmp[:, :e - s])
+                    A[:, s:e] = tmp[:, :e - s]
         if not odd:
-            G = Z.T @ Z
+            H = A.T @ A
         else:
-            G = np.empty((r1, r1))
-            for s in range(0, r1, step):
-                e = min(r1, s + step)
-                _csr_times(L.indptr, L.indices, L.data, np.ascontiguousarray(Z[:, s:e]),
-                           tmp[:, :e - s])
-                G[:, s:e] = Z.T @ tmp[:, :e - s]
-            G = 0.5 * (G + G.T)  # the blocks' products need not round alike on both sides
-        return cls(spec, landmarks, kernels.landmark_rows(Xp, landmarks), T, G)
+            H = np.zeros((m1, m1))
+            rb = max(1, kernels.BLOCK_BYTES // max(1, 8 * m1))
+            tmp = np.empty((min(rb, n), m1))
+            for s in range(0, n, rb):
+                e = min(n, s + rb)
+                _csr_times(L.indptr[s:e + 1], L.indices, L.data, A, tmp[:e - s])
+                H += A[s:e].T @ tmp[:e - s]
+        del A
+        r = T.shape[1]
+        Tt = np.zeros((m1, r + 1))
+        Tt[:m, :r] = T
+        Tt[m, r] = 1.0
+        G = Tt.T @ (H @ Tt)
+        G = 0.5 * (G + G.T)  # the products need not round alike on both sides
+        return cls(spec, landmarks, rows, T, G)
 
     def features(self, Xp, idx: np.ndarray) -> np.ndarray:
         """The Nyström features Z of the rows ``idx`` of Xp (len(idx) × r)."""
@@ -591,7 +611,10 @@ def _fit(name: str):
                             "form solves exactly", early)
             solver = "landmarks"
         c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
-        gkey = (k_nn, metric, params["graph_weights"], params["heat_width"],
+        search, how = graph_mod.knn_search(params["knn"], X, max_memory)
+        if how != "given":
+            log.info("graph: %s neighbour search (%s)", search, how)
+        gkey = (k_nn, metric, search, params["graph_weights"], params["heat_width"],
                 params["laplacian"], lap_deg)
         if warm is not None and warm["graph_key"] == gkey and warm["n"] == n:
             Xp, lap, gstats = warm["Xp"], warm["lap"], warm["gstats"]
@@ -601,7 +624,8 @@ def _fit(name: str):
             tg = time.perf_counter()
             lap, gstats = graph_mod.build(Xp, k_nn, params["graph_weights"],
                                           params["heat_width"],
-                                          params["laplacian"] == "normalized", lap_deg)
+                                          params["laplacian"] == "normalized", lap_deg,
+                                          search)
             graph_time = time.perf_counter() - tg
             warm = None  # a new graph: the kernel and seeds belong to other rows
         spec = kernel_spec(params, X, gstats)
@@ -679,8 +703,8 @@ def _fit(name: str):
         model = Model(name, order, d_feat,
                       KernelExpansion(spec, rows, coef, bs, unit_rows=metric == "cosine",
                                       column_scale=scale),
-                      params={p.name: metric if p.name == "graph_metric" else params[p.name]
-                              for p in PARAMS[name]}, stats=stats)
+                      params={p.name: {"graph_metric": metric, "knn": search}.get(
+                          p.name, params[p.name]) for p in PARAMS[name]}, stats=stats)
         model.stats["n_rows"] = [n]
         model.stats["n_unlabeled"] = [int(np.sum(y == 0))]
         model.stats["graph_edges"] = [gstats["graph_edges"]]

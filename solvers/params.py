@@ -195,6 +195,13 @@ GRAPH_METRIC = Param("graph_metric", ("--graph-metric",), str, "auto",
                      "the largest column range is over 10 times the median one, else "
                      "euclidean; the model records the metric taken",
                      choices=("auto", "euclidean", "cosine", "scaled"), metavar="NAME")
+KNN_SEARCH = Param("knn", ("--knn",), str, "auto",
+                   "nearest-neighbour search of the graph: exact (n² distances), approximate "
+                   "(a random-projection forest, then NN-descent: near n·log n work, seeded, "
+                   "the same graph on any number of threads; about 97 % of the exact "
+                   "neighbours on mnist), or auto: exact up to 100,000 rows, approximate "
+                   "above; the model records the search taken",
+                   choices=("auto", "exact", "approximate"), metavar="NAME")
 # the graph solvers' rbf width defaults to the heat width, γ = 1/(2t²): below 1e-7 it would
 # pass the 1e15 that every γ must stay under (a model file holds no larger), and below ~1e-154
 # t² underflows to 0; any width far under the data's resolution gives the same all-zero
@@ -290,7 +297,7 @@ _LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
                    "the exact kernel up to 20,000 rows when it fits in --max-memory, else 2,000 "
                    "landmarks (or the labeled rows and 1,000 more), fewer if the memory needs; "
                    "printed", low=0, names=("auto",))
-_LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_METRIC,
+_LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_METRIC, KNN_SEARCH,
                GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I,
                _LANDMARKS)
 _LAP_PARAMS = {
@@ -422,8 +429,8 @@ _TOL_TV = _TOL.with_default(1e-2)
 _TV_ITER = replace(MAX_ITER, high=100_000).with_default(100, "maximum number of outer "
                                                         "iterations")
 _NEIGHBORS = NEIGHBORS.with_default(10)
-_TV_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_METRIC, GRAPH_WEIGHTS,
-              HEAT_WIDTH, _TV_LAMBDA, _R1, _TV_LANDMARKS)
+_TV_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _NEIGHBORS, GRAPH_METRIC, KNN_SEARCH,
+              GRAPH_WEIGHTS, HEAT_WIDTH, _TV_LAMBDA, _R1, _TV_LANDMARKS)
 _TAIL = (_TOL, _TV_ITER, _PROX_TOL)
 _TAIL_TV = (_TOL_TV, _TV_ITER, _PROX_TOL)
 _TV_PARAMS = {

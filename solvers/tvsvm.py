@@ -155,15 +155,15 @@ def setup(X, spec: KernelSpec, neighbors: int = 10, weights: str = "heat",
           width: float | None = None, lam: float = 1.0, r: float = 1.0,
           memory_limit: int | None = None, factor: bool = True,
           landmarks: np.ndarray | None = None,
-          W: sp.csr_matrix | None = None) -> TVSetup | LowRankSetup:
+          W: sp.csr_matrix | None = None, search: str = "exact") -> TVSetup | LowRankSetup:
     """Build the kNN graph (OR-symmetrised, heat weights with t = mean kNN distance unless
     ``width``; or take the weights ``W`` already built) and the kernel system: with
     ``landmarks`` None the exact K (n×n, announced and bounded by ``memory_limit``) and the
     factor of λI + rK; else the Nyström factorisation over those rows (``LowRankSetup``,
-    :func:`kernels.nystrom`)."""
+    :func:`kernels.nystrom`); the neighbours by ``search`` (:func:`graph.knn`)."""
     Xp = kernels.prepare(X)
     if W is None:
-        W, _ = graph.adjacency(*graph.knn(Xp, neighbors), weights, width)
+        W, _ = graph.adjacency(*graph.knn(Xp, neighbors, search), weights, width)
     edges = tv.Edges.from_adjacency(W)
     if landmarks is not None:
         Z, T = kernels.nystrom(spec, Xp, landmarks, memory_limit)
@@ -820,8 +820,11 @@ def _fit_tv(name: str):
                                 max_memory, copies=2)
         kernels.check_plan([(f"Nyström factor {n}×{m}", kernels.landmark_bytes(n, m, 2))]
                            if m else exact, max_memory)
+        search, how = graph.knn_search(params["knn"], X, max_memory)
+        if how != "given":
+            log.info("graph: %s neighbour search (%s)", search, how)
         ts = time.perf_counter()
-        idx, dist = graph.knn(kernels.prepare(X), params["neighbors"])
+        idx, dist = graph.knn(kernels.prepare(X), params["neighbors"], search)
         W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
         if params["gamma"] is None and params["kernel"] == "rbf":
             gamma, how = graph.graph_gamma(t, float(np.mean(dist)), X)
@@ -898,6 +901,7 @@ def _fit_tv(name: str):
         used = dict(params)
         used.update(extra)  # the defaults actually taken for this class count
         used["graph_metric"] = metric
+        used["knn"] = search
         rows, coef = st.expansion(coef)
         model = Model(name, order, d, KernelExpansion(spec, rows, coef, np.zeros(coef.shape[1]),
                                                       unit_rows=metric == "cosine",
