@@ -490,3 +490,27 @@ def test_cli_landmark_model_predicts_as_the_estimator(tmp, algo):
     u = np.array([float(s.split()[1]) for s in (tmp / "u").read_text().splitlines()])
     f = m.function.decision(tr.X[tr.y == 0])[:, 0]
     np.testing.assert_allclose(u, f, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("algo", ["lapsvm", "laprls"])
+def test_a_fold_fit_reusing_the_landmark_system_equals_a_cold_fit_on_those_landmarks(
+        algo, monkeypatch):
+    """The check's folds hide labels and reuse the fit's graph and landmark system (warm):
+    the same model as a fit from nothing on the hidden labels with the same landmark rows
+    (which choose_landmarks would otherwise draw anew: the held-out rows are unlabeled now)."""
+    tr = read_dataset(str(SAMPLES / "pcmac.train"))
+    p = ALGORITHMS[algo].defaults()
+    p.update(landmarks=120, neighbors=10, laplacian_degree=2)
+    full = ALGORITHMS[algo].fit(tr.X, tr.y, None, p)
+    rows = full.warm["system"].landmarks
+    yf = tr.y.copy()
+    yf[np.flatnonzero(tr.y != 0)[::5]] = 0.0  # a fold's held-out labeled rows
+    warm = ALGORITHMS[algo].fit(tr.X, yf, None, p, warm=full.warm)
+    assert warm.stats["kernel_time"] == [0.0] and warm.stats["graph_time"] == [0.0]
+    drawn = kernels.choose_landmarks(yf, 120)
+    assert not np.array_equal(drawn, rows)
+    monkeypatch.setattr(kernels, "choose_landmarks", lambda y, m, seed=0: rows)
+    cold = ALGORITHMS[algo].fit(tr.X, yf, None, p)
+    assert cold.stats["kernel_time"][0] > 0.0
+    np.testing.assert_allclose(warm.train_values, cold.train_values, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(warm.function.coef, cold.function.coef, rtol=1e-7, atol=1e-9)
