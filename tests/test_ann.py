@@ -113,3 +113,17 @@ def test_cli_model_with_the_approximate_graph_records_it_and_predicts_as_the_est
     assert r.returncode == 0, r.stderr
     assert "exact neighbour search (auto: 500 rows" in r.stderr
     assert "param knn exact\n" in model.read_text()
+
+
+@pytest.mark.parametrize("algo", ["laprls", "tvrls"])
+def test_small_data_keeps_the_exact_graph_byte_for_byte(tmp_path, algo):
+    """Below the switch, --knn auto is the exact search: the same model bytes as --knn exact;
+    --knn approximate builds another graph (the test can tell them apart)."""
+    train = SAMPLES / "pcmac.train"
+    files = {}
+    for how in ("auto", "exact", "approximate"):
+        files[how] = tmp_path / how
+        r = run("ssl-train", "-a", algo, "--check", "none", "--knn", how, train, files[how])
+        assert r.returncode == 0, r.stderr
+    assert files["auto"].read_bytes() == files["exact"].read_bytes()
+    assert files["approximate"].read_bytes() != files["exact"].read_bytes()
