@@ -141,7 +141,9 @@ class _Forward(logging.Handler):
 
 # what a client may ask of a host, and of the blocks it holds: nothing else is looked up
 HOST_METHODS = frozenset({"call", "drive", "count_lines", "read_range", "receive", "finish",
-                          "echo", "memory"})
+                          "echo", "memory", "bye"})
+# how long a client waits for a host to put its worker's settings back when it leaves
+BYE_SECONDS = 10.0
 # how long a host waits for its client's connection before it closes its listener
 ACCEPT_SECONDS = 300.0
 MAX_PENDING = 256  # unauthenticated connections at once: the oldest is dropped beyond
@@ -316,14 +318,18 @@ class BlockHost:
         ours.addHandler(forward)
         ours.propagate = False  # the client says them; the worker's own log stays quiet
         try:
+            bye = False
             with self._fit_settings():
-                while True:
+                while not bye:
                     msg = channel.recv(conn)
                     try:
                         kind, method, args = msg
                         if kind != "req" or method not in HOST_METHODS or \
                                 not isinstance(args, tuple):
                             raise channel.WireError(f"not a request: {method!r}")
+                        if method == "bye":  # answered once the settings are put back
+                            bye = True
+                            continue
                         if method == "call" and (len(args) != 3 or args[1] not in blocks):
                             raise channel.WireError(f"no block method {args[1:2]!r}")
                         out = ("ok", getattr(self, method)(*args))
@@ -334,6 +340,7 @@ class BlockHost:
                     except channel.WireError as e:
                         channel.send(conn, error_reply(RuntimeError(
                             f"the answer to {msg[1]!r} cannot be sent: {e}")))
+            channel.send(conn, ("ok", None))  # bye: the worker's settings are its own again
         except (OSError, channel.WireError):
             pass
         finally:
@@ -606,11 +613,23 @@ class ClusterBlocks:
         return self.request([(h, "memory", ()) for h in range(len(self.socks))])
 
     def close(self) -> None:
+        """Leave every host: each answers once it has put its worker's environment and thread
+        setting back (within :data:`BYE_SECONDS`), so they are back when the fit returns."""
         for sock in self.socks:
             try:
-                sock.close()
-            except OSError:
-                pass
+                sock.settimeout(BYE_SECONDS)
+                channel.send(sock, ("req", "bye", ()))
+                while True:
+                    msg = channel.recv(sock)
+                    if not (isinstance(msg, tuple) and msg and msg[0] == "log"):
+                        break
+            except (OSError, channel.WireError):
+                pass  # a host already gone has nothing to put back
+            finally:
+                try:
+                    sock.close()
+                except OSError:
+                    pass
 
 
 def _listed(client) -> dict:
