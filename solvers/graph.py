@@ -67,14 +67,21 @@ DENSE_KNN_ROWS = 20000
 # --knn auto: the exact search up to this many rows (mnist's 70,000 rows, 784 features, take
 # about 4 minutes on 2 cores; its cost grows as n²), the approximate one above
 APPROX_KNN_ROWS = 100_000
-KNN_SEARCHES = ("auto", "exact", "approximate")
 # the approximate search works on dense rows: sparse ones are copied dense when the copy takes
 # at most this fraction of the memory limit (else the exact search, which keeps them sparse)
 APPROX_DENSE_SHARE = 0.25
 
 
 def knn_search(search: str, X, max_memory: int | None = None) -> tuple[str, str]:
-    """(exact or approximate, why) for ``--knn`` ``search`` on the rows X."""
+    """(exact or approximate, why) for ``--knn`` ``search`` on the rows X; a choice not
+    given is said."""
+    search, why = _knn_search(search, X, max_memory)
+    if why != "given":
+        log.info("graph: %s neighbour search (%s)", search, why)
+    return search, why
+
+
+def _knn_search(search: str, X, max_memory: int | None) -> tuple[str, str]:
     n, d = X.shape
     if search == "auto":
         if n <= APPROX_KNN_ROWS:

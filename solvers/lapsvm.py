@@ -611,9 +611,7 @@ def _fit(name: str):
                             "form solves exactly", early)
             solver = "landmarks"
         c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
-        search, how = graph_mod.knn_search(params["knn"], X, max_memory)
-        if how != "given":
-            log.info("graph: %s neighbour search (%s)", search, how)
+        search, _ = graph_mod.knn_search(params["knn"], X, max_memory)
         gkey = (k_nn, metric, search, params["graph_weights"], params["heat_width"],
                 params["laplacian"], lap_deg)
         if warm is not None and warm["graph_key"] == gkey and warm["n"] == n:

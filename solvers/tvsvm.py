@@ -820,9 +820,7 @@ def _fit_tv(name: str):
                                 max_memory, copies=2)
         kernels.check_plan([(f"Nyström factor {n}×{m}", kernels.landmark_bytes(n, m, 2))]
                            if m else exact, max_memory)
-        search, how = graph.knn_search(params["knn"], X, max_memory)
-        if how != "given":
-            log.info("graph: %s neighbour search (%s)", search, how)
+        search, _ = graph.knn_search(params["knn"], X, max_memory)
         ts = time.perf_counter()
         idx, dist = graph.knn(kernels.prepare(X), params["neighbors"], search)
         W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
