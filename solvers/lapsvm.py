@@ -24,6 +24,12 @@ Solvers:
   row since the best check (and keeps the best check's solution; the first check is always the
   best so far); ``mixed`` stops when both hold; ``none`` runs until
   ``sqrt(gᵀ M⁻¹ g / g₀ᵀ M⁻¹ g₀) ≤ ε``.
+* Landmarks, f = Σ_j α_j k(·, z_j) + b over m ≪ n rows (no n×n matrix), two ways:
+  ``restrict`` (:func:`landmark_newton`) minimises F over that span exactly (m = n: the exact
+  problem); ``project`` (:func:`graph_newton`, then :meth:`LandmarkSystem.project`) finds the
+  values f on all n rows with γ_A taken on the values, by Newton and CG on the sparse L, then
+  fits the expansion to them by least squares. A span of narrow kernel bumps holds functions
+  close to the graph's solution that its restricted objective does not find (BENCHMARKS).
 """
 
 from __future__ import annotations
@@ -188,6 +194,7 @@ class Result:
     iterations: int
     reason: str
     trace: list = field(default_factory=list)  # (iteration, objective) at each check / step
+    cg_iterations: int = 0  # the graph stage's CG iterations (graph_newton)
 
 
 @dataclass
@@ -388,27 +395,51 @@ def _csr_times(indptr, indices, data, B, out):
 class LandmarkSystem:
     """What a landmark fit holds for every binary task on the same rows, graph and kernel:
     the landmark rows of Xp (``rows``, :func:`kernels.prepare`d) and T (m × r) of their
-    Nyström features Z = K(X, rows) T (:func:`kernels.nystrom`), and the graph term's matrix
-    over [Z, 1]: G = [Z 1]ᵀ L^p [Z 1] ((r + 1)², its last row and column the bias's). Z itself
-    is not kept: the labeled rows' features and the outputs on all rows are computed from the
-    kernel when needed."""
+    Nyström features Z = K(X, rows) T (:func:`kernels.nystrom`), and one (r + 1)² matrix over
+    [Z 1] (its last row and column the bias's): for the restricted form (``fit`` 'restrict')
+    the graph term's G = [Z 1]ᵀ L^p [Z 1], for the projected form ('project') the Gram matrix
+    P = [Z 1]ᵀ[Z 1] of the least-squares fit. Z itself is not kept: the labeled rows' features
+    and the outputs on all rows are computed from the kernel when needed."""
 
     spec: KernelSpec
     landmarks: np.ndarray
     rows: object
     T: np.ndarray
-    G: np.ndarray
+    G: np.ndarray | None
+    P: np.ndarray | None = None
+    fit: str = "restrict"
 
     @classmethod
     def build(cls, spec: KernelSpec, Xp, lap: graph_mod.Laplacian, landmarks: np.ndarray,
-              memory_limit: int | None = None) -> LandmarkSystem:
+              memory_limit: int | None = None, fit: str = "restrict") -> LandmarkSystem:
         n = Xp.shape[0]
         m = landmarks.size
-        kernels.reserve(kernels.landmark_bytes(n, m + 1), f"Nyström features {n}×{m}",
-                        memory_limit)
+        if fit == "project":
+            kernels.reserve(kernels.landmark_bytes(n, m + 1, 0), f"landmark system {m}×{m}",
+                            memory_limit)
+        else:
+            kernels.reserve(kernels.landmark_bytes(n, m + 1), f"Nyström features {n}×{m}",
+                            memory_limit)
         rows = kernels.landmark_rows(Xp, landmarks)
         zn = kernels.sqnorms(rows) if spec.name == "rbf" else None
         T = kernels.nystrom_factor(spec, rows, zn)
+        r = T.shape[1]
+        m1 = m + 1
+        Tt = np.zeros((m1, r + 1))
+        Tt[:m, :r] = T
+        Tt[m, r] = 1.0
+        if fit == "project":
+            # P = T̃ᵀ([K 1]ᵀ[K 1])T̃ summed over blocks of kernel rows: no n × m matrix held
+            H = np.zeros((m1, m1))
+            bl = kernels.block_rows_for(m)
+            A = np.empty((min(bl, n), m1))
+            A[:, m] = 1.0
+            for s in range(0, n, bl):
+                e = min(n, s + bl)
+                A[:e - s, :m] = kernels.kernel_block(spec, Xp[s:e], rows, zn)
+                H += A[:e - s].T @ A[:e - s]
+            P = Tt.T @ (H @ Tt)
+            return cls(spec, landmarks, rows, T, None, 0.5 * (P + P.T), "project")
         # G = T̃ᵀ H T̃ with H = [K 1]ᵀ L^p [K 1] over the kernel rows K = K(X, landmarks) and
         # T̃ = diag(T, 1): one n·m² product (forming Z = KT first would be a second)
         A = np.empty((n, m + 1))
@@ -421,7 +452,6 @@ class LandmarkSystem:
         # made a block of rows at a time, so one block is held besides A
         L = lap.L
         q, odd = divmod(lap.degree, 2)
-        m1 = m + 1
         step = max(1, kernels.BLOCK_BYTES // max(1, 8 * n))
         if q:
             tmp = np.empty((n, min(step, m1)))
@@ -442,10 +472,6 @@ class LandmarkSystem:
                 _csr_times(L.indptr[s:e + 1], L.indices, L.data, A, tmp[:e - s])
                 H += A[s:e].T @ tmp[:e - s]
         del A
-        r = T.shape[1]
-        Tt = np.zeros((m1, r + 1))
-        Tt[:m, :r] = T
-        Tt[m, r] = 1.0
         G = Tt.T @ (H @ Tt)
         G = 0.5 * (G + G.T)  # the products need not round alike on both sides
         return cls(spec, landmarks, rows, T, G)
@@ -457,6 +483,122 @@ class LandmarkSystem:
     def values(self, Xp, alpha: np.ndarray) -> np.ndarray:
         """K(Xp, rows) α for α of shape (m, k), in blocks of rows."""
         return kernels.kernel_times(self.spec, Xp, self.rows, alpha)
+
+    def project(self, Xp, F: np.ndarray, gamma_a: float, bias: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """(β, b) of the landmark expansions Zβ + b fitted to the columns of F (n × k, values
+        on the rows of Xp) by regularised least squares: each column minimises
+        ``1/2 [‖Zβ + b - f‖² + γ_A ‖β‖²]`` (b = 0 without ``bias``); β is r × k, b has k
+        entries. One pass over the kernel rows, in blocks, for all columns."""
+        m = self.landmarks.size
+        r = self.T.shape[1]
+        k = F.shape[1]
+        zn = kernels.sqnorms(self.rows) if self.spec.name == "rbf" else None
+        rhs = np.zeros((m + 1, k))
+        bl = kernels.block_rows_for(m)
+        for s in range(0, F.shape[0], bl):
+            rhs[:m] += kernels.kernel_block(self.spec, Xp[s:s + bl], self.rows, zn).T @ F[s:s + bl]
+            rhs[m] += F[s:s + bl].sum(axis=0)
+        rhs = np.vstack([self.T.T @ rhs[:m], rhs[m:]])
+        nb = r + 1 if bias else r
+        Q = self.P[:nb, :nb].copy()
+        Q[np.arange(r), np.arange(r)] += gamma_a
+        try:
+            W = scipy.linalg.solve(Q, rhs[:nb], assume_a="pos", check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            W = scipy.linalg.lstsq(Q, rhs[:nb], check_finite=False)[0]
+        return W[:r], (W[r] if bias else np.zeros(k))
+
+
+CG_TOLERANCE = 1e-6  # graph stage: each CG solve stops at this relative residual
+
+
+def _cg(apply, rhs: np.ndarray, x: np.ndarray, dinv: np.ndarray, tol: float, max_iter: int
+        ) -> tuple[np.ndarray, int]:
+    """x solving the SPD system apply(x) = rhs by CG preconditioned with diag(1/dinv)⁻¹, from
+    x; stops when ‖rhs - apply(x)‖ ≤ tol ‖rhs‖. Returns (x, iterations)."""
+    bnorm = float(np.linalg.norm(rhs))
+    if bnorm == 0.0:
+        return np.zeros_like(rhs), 0
+    r = rhs - apply(x)
+    z = dinv * r
+    p = z.copy()
+    rz = float(r @ z)
+    it = 0
+    while it < max_iter and float(np.linalg.norm(r)) > tol * bnorm:
+        q = apply(p)
+        pq = float(p @ q)
+        if pq <= 0.0:
+            break
+        a = rz / pq
+        x = x + a * p
+        r = r - a * q
+        z = dinv * r
+        rz_new = float(r @ z)
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+        it += 1
+    return x, it
+
+
+def graph_newton(lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, hinge=True, max_iter=50,
+                 tol=CG_TOLERANCE, tag="") -> Result:
+    """The graph stage of the projected landmark form: the values f on all n rows minimising
+    J(f) = 1/2 [Σ_labeled c_i loss(y_i, f_i) + γ_A ‖f‖² + γ_I fᵀL^p f] (the module's
+    objective with the ambient norm taken on the values, as if K = I), by Newton on the
+    labeled error set E: each step solves ``(C_E + γ_A I + γ_I L^p) f = C_E y`` by CG
+    (preconditioned by the diagonal C_E + γ_A + γ_I diag(L)^p, from the last step's f), then
+    an exact line search, until E does not change. O(n k) memory and O(nnz(L) p) per CG
+    iteration. Returns f in :attr:`Result.f` (and in ``alpha``)."""
+    n = Y.size
+    lab = np.flatnonzero(Y != 0)
+    Yl, cl = Y[lab], c[lab]
+    dL = lap.L.diagonal() ** lap.degree
+    f = np.zeros(n)
+    Lf = np.zeros(n)
+    E = loss_mask(Yl, f[lab], hinge)
+    t0 = time.perf_counter()
+    trace = []
+    reason = "iteration limit"
+    it = cg_total = 0
+
+    def value():
+        A = loss_mask(Yl, f[lab], hinge)
+        res = (Yl - f[lab])[A]
+        return 0.5 * (float(np.sum(cl[A] * res * res)) + gamma_a * float(f @ f)
+                      + gamma_i * float(f @ Lf))
+
+    for it in range(1, max_iter + 1):
+        cE = np.zeros(n)
+        cE[lab] = np.where(E, cl, 0.0)
+        diag = cE + gamma_a + gamma_i * dL
+        dinv = np.where(diag > 0.0, 1.0 / np.where(diag > 0.0, diag, 1.0), 1.0)
+        rhs = cE * np.where(Y != 0, Y, 0.0)
+
+        def apply(v, cE=cE):
+            return cE * v + gamma_a * v + gamma_i * lap.apply(v)
+
+        sol, cg_it = _cg(apply, rhs, f.copy(), dinv, tol, max(1000, n))
+        cg_total += cg_it
+        d = sol - f
+        Ld = lap.apply(d)
+        A = gamma_a * float(f @ d) + gamma_i * float(Lf @ d)
+        B = gamma_a * float(d @ d) + gamma_i * float(d @ Ld)
+        t = line_search(A, B, Yl, cl, f[lab], d[lab], hinge)
+        f += t * d
+        Lf += t * Ld
+        F = value()
+        trace.append((it, F))
+        E_new = loss_mask(Yl, f[lab], hinge)
+        changed = int(np.sum(E_new != E))
+        log.info("%sgraph newton step %d: %d CG iterations, step %.4g, objective %.12g, %d "
+                 "error vectors (%d changed), %.2f s", tag, it, cg_it, t, F, int(E_new.sum()),
+                 changed, time.perf_counter() - t0)
+        if changed == 0:
+            reason = "error vectors unchanged"
+            break
+        E = E_new
+    return Result(f, 0.0, f, value(), it, reason, trace, cg_total)
 
 
 def landmark_newton(system: LandmarkSystem, Xp, Y, c, gamma_a, gamma_i, bias=False,
@@ -593,16 +735,27 @@ def _fit(name: str):
         plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
         if solver == "newton":
             plan.append((f"Newton system {nb}×{nb}", 8 * nb * nb * (3 if lap_deg > 1 else 1)))
+        order, tasks = binary_tasks(y)
+        how_fit = params["landmark_fit"]
         m = None
         if not (params["landmarks"] is None and params["solver"] == "newton"):
             # (--solver newton given, landmarks auto: the exact form asked for)
-            m = kernels.kernel_form(name, params["landmarks"], n, n_lab, plan, max_memory)
+            m = kernels.kernel_form(name, params["landmarks"], n, n_lab, plan, max_memory,
+                                    1 if how_fit == "restrict" else 0)
         if m is None:
             if warm is None or warm.get("n") != n:  # checked before the graph is built
                 kernels.check_plan(plan, max_memory)
         else:
-            kernels.check_plan([(f"Nyström features {n}×{m}", kernels.landmark_bytes(n, m))],
-                               max_memory)
+            if how_fit == "auto":
+                how_fit = "restrict" if m >= n else "project"
+                log.info("%s: landmark fit %s (auto: %s)", name, how_fit,
+                         "every row is a landmark" if m >= n else "fewer landmarks than rows")
+            if how_fit == "restrict":
+                need = [(f"Nyström features {n}×{m}", kernels.landmark_bytes(n, m))]
+            else:  # the system, the values of every task and the CG vectors
+                need = [(f"landmark system {m}×{m}", kernels.landmark_bytes(n, m, 0)),
+                        (f"graph values {n}×{len(tasks) + 6}", 8 * n * (len(tasks) + 6))]
+            kernels.check_plan(need, max_memory)
             if solver == "newton" and params["solver"] != "auto":
                 log.info("%s: --solver newton: the landmark form is solved by Newton always",
                          name)
@@ -629,11 +782,12 @@ def _fit(name: str):
         spec = kernel_spec(params, X, gstats)
         log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
                  n - n_lab, spec.describe(),
-                 f"landmark newton ({m} landmark rows)" if m is not None else solver,
+                 solver if m is None else f"landmark newton ({m} landmark rows)"
+                 if how_fit == "restrict" else f"graph newton-CG projected on {m} landmark rows",
                  f", early stop {early}" if solver == "pcg" else "")
         K = system = None
         if (warm is not None and warm["kernel"] == spec and warm.get("landmarks") == m
-                and warm.get("n") == n):
+                and warm.get("n") == n and warm.get("landmark_fit") == how_fit):
             K, system, kernel_time = warm.get("K"), warm.get("system"), 0.0
             seeds = warm["seeds"]
             log.info("graph and kernel reused from the previous fit (warm start)")
@@ -643,7 +797,7 @@ def _fit(name: str):
                 K = kernels.gram(spec, Xp, max_memory)
             else:
                 system = LandmarkSystem.build(spec, Xp, lap, kernels.choose_landmarks(y, m),
-                                              max_memory)
+                                              max_memory, how_fit)
             kernel_time = time.perf_counter() - tk
             seeds = init if m is None else None
             if init is not None and m is not None:
@@ -658,7 +812,6 @@ def _fit(name: str):
                 Xv = kernels.unit_rows(Xv)
             Kv = kernels.kernel_block(spec, Xv, Xp)
 
-        order, tasks = binary_tasks(y)
         rows = X if system is None else X[system.landmarks]
         coef = np.zeros((rows.shape[0], len(tasks)))
         bs = np.zeros(len(tasks))
@@ -673,7 +826,10 @@ def _fit(name: str):
             if Kv is not None:
                 val = Validation(Kv, np.where(validation[1] == pos, 1.0, -1.0))
             seed = nth_seed(seeds, k)
-            if system is not None:
+            if system is not None and how_fit == "project":
+                res = graph_newton(lap, Y, c, params["gamma_a"], params["gamma_i"], hinge,
+                                   params["max_iter"] or 50, tag=tag)
+            elif system is not None:
                 res = landmark_newton(system, Xp, Y, c, params["gamma_a"],
                                       params["gamma_i"], params["bias"] > 0, hinge,
                                       params["max_iter"] or 50, tag, seed)
@@ -689,20 +845,32 @@ def _fit(name: str):
             log.info("%s%s: objective %.10g after %d %s (%s)", tag, name, res.objective,
                      res.iterations, "PCG iterations" if solver == "pcg" else "Newton steps",
                      res.reason)
-            coef[:, k] = res.alpha
-            bs[k] = res.b
+            if system is None or how_fit == "restrict":
+                coef[:, k] = res.alpha
+                bs[k] = res.b
             if res.f is not None:
                 F_train[:, k] = res.f
             for key, v in (("objective", res.objective), ("iterations", res.iterations)):
                 stats.setdefault(key, []).append(v)
-        if system is not None:  # the outputs on every row, for all tasks in one pass
+            if system is not None and how_fit == "project":
+                stats.setdefault("cg_iterations", []).append(res.cg_iterations)
+        if system is not None and how_fit == "project":
+            # the second stage: every task's landmark expansion fitted to its graph values
+            beta, bs = system.project(Xp, F_train, params["gamma_a"], params["bias"] > 0)
+            coef = system.T @ beta
+            log.info("landmark expansion fitted to the graph values (%.2f s)",
+                     time.perf_counter() - ts)
+        if system is not None and how_fit == "restrict":  # the outputs on every row, one pass
             F_train = system.values(Xp, coef) + bs
+        # (projected: the training rows keep the graph values, the transductive solution, of
+        # which the expansion is the fit for new rows)
         solve_time = time.perf_counter() - ts
         model = Model(name, order, d_feat,
                       KernelExpansion(spec, rows, coef, bs, unit_rows=metric == "cosine",
                                       column_scale=scale),
-                      params={p.name: {"graph_metric": metric, "knn": search}.get(
-                          p.name, params[p.name]) for p in PARAMS[name]}, stats=stats)
+                      params={p.name: {"graph_metric": metric, "knn": search,
+                                       "landmark_fit": how_fit}.get(p.name, params[p.name])
+                              for p in PARAMS[name]}, stats=stats)
         model.stats["n_rows"] = [n]
         model.stats["n_unlabeled"] = [int(np.sum(y == 0))]
         model.stats["graph_edges"] = [gstats["graph_edges"]]
@@ -720,6 +888,7 @@ def _fit(name: str):
             model.stats["landmarks"] = [m]
         model.warm = {"graph_key": gkey, "n": n, "Xp": Xp, "lap": lap, "gstats": gstats,
                       "kernel": spec, "K": K, "system": system, "landmarks": m,
+                      "landmark_fit": how_fit,
                       "seeds": betas if system is not None else
                       [(coef[:, k].copy(), bs[k]) for k in range(len(tasks))]}
         return model

@@ -290,16 +290,26 @@ _LAP_ITER = MAX_ITER.with_default(None, "maximum PCG iterations (default 10·n) 
                                   "(default 50)")
 _LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
                    "number m of landmark rows z_j of f = Σ_j α_j k(·, z_j) + b: M = every "
-                   "labeled row and a seeded sample of the others (all rows if M ≥ n), solved "
-                   "exactly by Newton on the M-dimensional problem (Nyström features; O(n·M) "
-                   "memory, O(n·M²) time, no n×n matrix; --solver and --early-stop do not "
+                   "labeled row and a seeded sample of the others (all rows if M ≥ n), fitted "
+                   "as --landmark-fit says (no n×n matrix; --solver and --early-stop do not "
                    "apply), and the model keeps the M rows; 0 = the exact n×n kernel; auto: "
                    "the exact kernel up to 20,000 rows when it fits in --max-memory, else 2,000 "
                    "landmarks (or the labeled rows and 1,000 more), fewer if the memory needs; "
                    "printed", low=0, names=("auto",))
+LANDMARK_FITS = ("auto", "project", "restrict")
+_LANDMARK_FIT = Param("landmark_fit", ("--landmark-fit",), str, "auto",
+                      "how the landmark form finds f: project = solve the problem over the "
+                      "values on all n rows (the ambient norm γ_A taken on the values) by "
+                      "Newton and CG on the sparse Laplacian, then fit the landmark expansion "
+                      "to those values by least squares (O(n·k + M²) memory; -l writes the "
+                      "values, the model is their fit for new rows); restrict = the "
+                      "objective restricted to functions spanned by the landmarks, solved "
+                      "exactly (O(n·M) memory; M = n is the exact problem); auto: restrict when "
+                      "every row is a landmark, else project; printed",
+                      choices=LANDMARK_FITS, metavar="HOW")
 _LAP_COMMON = (KERNEL, GRAPH_GAMMA, DEGREE, COEF0, _LAP_NEIGHBORS, GRAPH_METRIC, KNN_SEARCH,
                GRAPH_WEIGHTS, HEAT_WIDTH, LAPLACIAN, LAPLACIAN_DEGREE, GAMMA_A, GAMMA_I,
-               _LANDMARKS)
+               _LANDMARKS, _LANDMARK_FIT)
 _LAP_PARAMS = {
     "lapsvm": _LAP_COMMON + (_LAP_SOLVER, _EARLY_STOP, _LAP_EPS, _LAP_BIAS, _LAP_ITER),
     "laprls": _LAP_COMMON + (

@@ -466,41 +466,151 @@ def test_auto_landmarks_stay_within_half_the_memory_limit():
     assert kernels.auto_landmarks(500, 10, None) == 500
 
 
+@pytest.mark.parametrize("hinge", [True, False])
+@pytest.mark.parametrize("degree", [1, 2])
+def test_graph_newton_minimises_the_value_problem(hinge, degree):
+    """The projected form's graph stage: f minimises J(f) = 1/2 [Σ c loss + γ_A ‖f‖² +
+    γ_I fᵀL^p f] over all n values, as a quasi-Newton run on the dense J finds it (and for
+    the squared loss as the dense linear solve does)."""
+    X, y = _data(160, 5, seed=5)
+    y[np.arange(160) % 5 != 0] = 0
+    c = np.where(np.arange(160) % 3 == 0, 2.0, 1.0)
+    lap, _ = graph.build(X, 8, degree=degree)
+    Lp = lap.dense_power()
+    ga, gi = 1e-3, 1.0
+    res = lapsvm.graph_newton(lap, y, c, ga, gi, hinge=hinge, tol=1e-12)
+
+    def J(f):
+        act = (y != 0) & ((y * f < 1) if hinge else True)
+        r = np.where(act, f - y, 0.0)
+        val = 0.5 * (np.sum(c * r * r) + ga * f @ f + gi * f @ Lp @ f)
+        return val, c * r + ga * f + gi * Lp @ f
+
+    ref = scipy.optimize.minimize(J, np.zeros(160), jac=True, method="L-BFGS-B",
+                                  options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 20000})
+    assert res.objective == pytest.approx(J(res.f)[0], rel=1e-12)
+    assert res.objective <= ref.fun * (1 + 1e-9)
+    np.testing.assert_allclose(res.f, ref.x, atol=1e-5)
+    assert np.linalg.norm(J(res.f)[1]) <= 1e-8 * np.linalg.norm(J(np.zeros(160))[1])
+    if not hinge:
+        exact = np.linalg.solve(np.diag(np.where(y != 0, c, 0.0)) + ga * np.eye(160) + gi * Lp,
+                                np.where(y != 0, c * y, 0.0))
+        np.testing.assert_allclose(res.f, exact, atol=1e-9)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_projection_is_the_regularised_least_squares_fit(bias):
+    """P = [Z 1]ᵀ[Z 1] summed over kernel blocks equals the dense product, and project()
+    returns the ridge solution of Zβ + b ≈ f for every column of F."""
+    X, y = _data(150, 5, seed=6)
+    lap, _ = graph.build(X, 7)
+    spec = KernelSpec("rbf", 0.2, 3, 0.0)
+    S = lapsvm.LandmarkSystem.build(spec, X, lap, kernels.choose_landmarks(y, 60),
+                                    fit="project")
+    assert S.G is None and S.fit == "project"
+    Z = np.hstack([S.features(X, np.arange(150)), np.ones((150, 1))])
+    np.testing.assert_allclose(S.P, Z.T @ Z, rtol=1e-10, atol=1e-10 * np.abs(S.P).max())
+    F = np.random.default_rng(0).normal(size=(150, 2))
+    beta, b = S.project(X, F, 1e-3, bias)
+    Zb = Z if bias else Z[:, :-1]
+    D = np.eye(Zb.shape[1])
+    if bias:
+        D[-1, -1] = 0.0
+    ref = np.linalg.solve(Zb.T @ Zb + 1e-3 * D, Zb.T @ F)
+    np.testing.assert_allclose(beta, ref[:beta.shape[0]], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(b, ref[-1] if bias else 0.0, rtol=1e-7, atol=1e-9)
+
+
+def test_landmark_fit_auto_projects_below_n_and_restricts_at_n():
+    """auto: fewer landmarks than rows → the projected form (recorded in the model, its CG
+    iterations in the stats); every row a landmark → the restricted form, the exact problem
+    (the same outputs as --landmarks 0 with Newton)."""
+    X, y = _data(200, 5, seed=7)
+    y[np.arange(200) % 10 != 0] = 0
+    p = ALGORITHMS["lapsvm"].defaults()
+    p.update(landmarks=50, neighbors=8)
+    fewer = ALGORITHMS["lapsvm"].fit(X, y, None, p)
+    assert fewer.params["landmark_fit"] == "project" and fewer.stats["cg_iterations"][0] > 0
+    assert fewer.function.rows.shape[0] == 50
+    p.update(landmarks=200)
+    every = ALGORITHMS["lapsvm"].fit(X, y, None, p)
+    assert every.params["landmark_fit"] == "restrict" and "cg_iterations" not in every.stats
+    p.update(landmarks=0, solver="newton")
+    exact = ALGORITHMS["lapsvm"].fit(X, y, None, p)
+    np.testing.assert_allclose(every.train_values, exact.train_values, atol=1e-8)
+
+
+def test_projected_landmarks_keep_the_exact_forms_accuracy_on_two_moons():
+    """Two moons, 10 labels, 600 rows: 60 projected landmarks label the unlabeled rows
+    within 2 points of the exact form (the restricted form is allowed to be worse)."""
+    from sklearn.datasets import make_moons
+
+    X, t = make_moons(600, noise=0.08, random_state=0)
+    t = np.where(t > 0, 1.0, -1.0)
+    y = np.zeros(600)
+    lab = np.concatenate([np.flatnonzero(t > 0)[:5], np.flatnonzero(t < 0)[:5]])
+    y[lab] = t[lab]
+    p = ALGORITHMS["lapsvm"].defaults()
+    errs = {}
+    for form, m in (("exact", 0), ("project", 60)):
+        p.update(landmarks=m, landmark_fit="project" if m else "auto")
+        model = ALGORITHMS["lapsvm"].fit(sp.csr_matrix(X), y, None, p)
+        errs[form] = 100 * np.mean(model.predict(X)[y == 0] != t[y == 0])
+    assert errs["exact"] <= 5.0
+    assert errs["project"] <= errs["exact"] + 2.0
+
+
+@pytest.mark.parametrize("how", ["project", "restrict"])
 @pytest.mark.parametrize("algo", ["lapsvm", "laprls"])
-def test_cli_landmark_model_predicts_as_the_estimator(tmp, algo):
+def test_cli_landmark_model_predicts_as_the_estimator(tmp, algo, how):
     """--landmarks 120: the model keeps 120 rows (all 50 labeled among them); ssl-predict's
-    values equal the estimator's decision_function with landmarks=120, and the transductive
-    values (-l) equal the model's own function on the training rows."""
+    values equal the estimator's decision_function with landmarks=120; the transductive
+    values (-l) are the model's own function on the training rows (restrict) or the graph
+    stage's values, of which the model is the landmark fit (project)."""
     import ssl_svm
 
     train = SAMPLES / "pcmac.train"
     r = ssl_train("-a", algo, "--check", "none", "--landmarks", "120", train, tmp / "m",
-                  "-l", tmp / "u", "--values")
-    assert "solver landmark newton (120 landmark rows)" in r.stderr
+                  "-l", tmp / "u", "--values", "--landmark-fit", how)
+    assert ("solver landmark newton (120 landmark rows)" if how == "restrict" else
+            "solver graph newton-CG projected on 120 landmark rows") in r.stderr
     m = read_model(str(tmp / "m"))
     assert m.function.rows.shape[0] == 120 and m.params["landmarks"] == 120
+    assert m.params["landmark_fit"] == how
     run("ssl-predict", "--values", SAMPLES / "pcmac.test", tmp / "m", tmp / "p", check=0)
     cli = np.array([float(s.split()[1]) for s in (tmp / "p").read_text().splitlines()])
     X, y = ssl_svm.load_svmlight(str(train))[:2]
     Xt = ssl_svm.load_svmlight(str(SAMPLES / "pcmac.test"), n_features=X.shape[1])[0]
-    est = ssl_svm.estimator(algo)(landmarks=120, check="none")
+    est = ssl_svm.estimator(algo)(landmarks=120, landmark_fit=how, check="none")
     est.fit(X, np.where(y == 0, -1, np.where(y > 0, 1, 0)))
     np.testing.assert_allclose(est.decision_function(Xt), cli, rtol=1e-6, atol=1e-9)
     tr = read_dataset(str(train))
     u = np.array([float(s.split()[1]) for s in (tmp / "u").read_text().splitlines()])
     f = m.function.decision(tr.X[tr.y == 0])[:, 0]
-    np.testing.assert_allclose(u, f, rtol=1e-6, atol=1e-9)
+    if how == "restrict":
+        np.testing.assert_allclose(u, f, rtol=1e-6, atol=1e-9)
+        return
+    p = ALGORITHMS[algo].defaults()
+    p.update(landmarks=120, landmark_fit=how)
+    lap = ALGORITHMS[algo].fit(tr.X, tr.y, None, p).warm["lap"]
+    Y = np.where(tr.y == 0, 0.0, np.where(tr.y == m.labels[0], 1.0, -1.0))
+    g = lapsvm.graph_newton(lap, Y, np.ones(Y.size), p["gamma_a"], p["gamma_i"],
+                            hinge=algo == "lapsvm").f
+    np.testing.assert_allclose(u, g[tr.y == 0], rtol=1e-6, atol=1e-9)
+    assert not np.allclose(u, f, atol=1e-3)  # the expansion only fits them
+    assert np.mean(np.sign(u) == np.sign(f)) >= 0.8
 
 
+@pytest.mark.parametrize("how", ["project", "restrict"])
 @pytest.mark.parametrize("algo", ["lapsvm", "laprls"])
 def test_a_fold_fit_reusing_the_landmark_system_equals_a_cold_fit_on_those_landmarks(
-        algo, monkeypatch):
+        algo, how, monkeypatch):
     """The check's folds hide labels and reuse the fit's graph and landmark system (warm):
     the same model as a fit from nothing on the hidden labels with the same landmark rows
     (which choose_landmarks would otherwise draw anew: the held-out rows are unlabeled now)."""
     tr = read_dataset(str(SAMPLES / "pcmac.train"))
     p = ALGORITHMS[algo].defaults()
-    p.update(landmarks=120, neighbors=10, laplacian_degree=2)
+    p.update(landmarks=120, neighbors=10, laplacian_degree=2, landmark_fit=how)
     full = ALGORITHMS[algo].fit(tr.X, tr.y, None, p)
     rows = full.warm["system"].landmarks
     yf = tr.y.copy()
