@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+import scipy.sparse.csgraph
 from numba import prange
 
 from ssl_svm.solvers import graph as graph_mod
@@ -513,32 +514,120 @@ class LandmarkSystem:
 CG_TOLERANCE = 1e-6  # graph stage: each CG solve stops at this relative residual
 
 
-def _cg(apply, rhs: np.ndarray, x: np.ndarray, dinv: np.ndarray, tol: float, max_iter: int
-        ) -> tuple[np.ndarray, int]:
-    """x solving the SPD system apply(x) = rhs by CG preconditioned with diag(1/dinv)⁻¹, from
-    x; stops when ‖rhs - apply(x)‖ ≤ tol ‖rhs‖. Returns (x, iterations)."""
-    bnorm = float(np.linalg.norm(rhs))
+CG_BLOCK = 4096  # rows per partial sum of the CG's dot products (fixed: same sums on any threads)
+
+
+@njit(parallel=True, cache=True)
+def _graph_apply(indptr, indices, data, degree, diag, gamma_i, v, tmp, out):
+    """out = diag ∘ v + γ_I L^p v (L in CSR), p sparse products by rows on every thread; tmp
+    is scratch of v's size."""
+    n = v.size
+    src = v
+    for k in range(degree):
+        dst = out if (degree - k) % 2 == 1 else tmp
+        for i in prange(n):
+            acc = 0.0
+            for t in range(indptr[i], indptr[i + 1]):
+                acc += data[t] * src[indices[t]]
+            dst[i] = acc
+        src = dst
+    for i in prange(n):
+        out[i] = diag[i] * v[i] + gamma_i * out[i]
+
+
+@njit(parallel=True, cache=True)
+def _blocked_dot(a, b, partial):
+    """Σ a_i b_i summed per block of CG_BLOCK rows, then over the blocks in order."""
+    n = a.size
+    nb = partial.size
+    for j in prange(nb):
+        acc = 0.0
+        for i in range(j * CG_BLOCK, min(n, (j + 1) * CG_BLOCK)):
+            acc += a[i] * b[i]
+        partial[j] = acc
+    total = 0.0
+    for j in range(nb):
+        total += partial[j]
+    return total
+
+
+@njit(parallel=True, cache=True)
+def _cg_update(x, r, z, p, q, dinv, a, partial):
+    """x += a p, r -= a q, z = dinv ∘ r in one pass; returns (rᵀz, rᵀr), blocked sums."""
+    n = x.size
+    nb = partial.shape[0]
+    for j in prange(nb):
+        rz = 0.0
+        rr = 0.0
+        for i in range(j * CG_BLOCK, min(n, (j + 1) * CG_BLOCK)):
+            x[i] += a * p[i]
+            r[i] -= a * q[i]
+            z[i] = dinv[i] * r[i]
+            rz += r[i] * z[i]
+            rr += r[i] * r[i]
+        partial[j, 0] = rz
+        partial[j, 1] = rr
+    rz = 0.0
+    rr = 0.0
+    for j in range(nb):
+        rz += partial[j, 0]
+        rr += partial[j, 1]
+    return rz, rr
+
+
+@njit(parallel=True, cache=True)
+def _cg_direction(p, z, beta):
+    for i in prange(p.size):
+        p[i] = z[i] + beta * p[i]
+
+
+def _graph_cg(lap: graph_mod.Laplacian, diag: np.ndarray, gamma_i: float, rhs: np.ndarray,
+              x: np.ndarray, dinv: np.ndarray, tol: float, max_iter: int
+              ) -> tuple[np.ndarray, int]:
+    """x solving (diag(``diag``) + γ_I L^p) x = rhs by CG preconditioned with diag(1/dinv),
+    from x (overwritten); stops when ‖rhs - Ax‖ ≤ tol ‖rhs‖. Fused numba passes, every sum
+    over fixed blocks, so the result is the same on any number of threads. Returns
+    (x, iterations)."""
+    L = lap.L
+    n = rhs.size
+    partial = np.empty(max(1, -(-n // CG_BLOCK)))
+    partial2 = np.empty((partial.size, 2))
+    bnorm = math.sqrt(_blocked_dot(rhs, rhs, partial))
     if bnorm == 0.0:
         return np.zeros_like(rhs), 0
+    tmp = np.empty(n)
+    q = np.empty(n)
+
+    def apply(v):
+        _graph_apply(L.indptr, L.indices, L.data, lap.degree, diag, gamma_i, v, tmp, q)
+        return q
+
     r = rhs - apply(x)
     z = dinv * r
     p = z.copy()
-    rz = float(r @ z)
+    rz = _blocked_dot(r, z, partial)
+    rr = _blocked_dot(r, r, partial)
     it = 0
-    while it < max_iter and float(np.linalg.norm(r)) > tol * bnorm:
-        q = apply(p)
-        pq = float(p @ q)
+    while it < max_iter and math.sqrt(rr) > tol * bnorm:
+        apply(p)
+        pq = _blocked_dot(p, q, partial)
         if pq <= 0.0:
             break
-        a = rz / pq
-        x = x + a * p
-        r = r - a * q
-        z = dinv * r
-        rz_new = float(r @ z)
-        p = z + (rz_new / rz) * p
+        rz_new, rr = _cg_update(x, r, z, p, q, dinv, rz / pq, partial2)
+        _cg_direction(p, z, rz_new / rz)
         rz = rz_new
         it += 1
     return x, it
+
+
+def local_order(lap: graph_mod.Laplacian) -> tuple[graph_mod.Laplacian, np.ndarray]:
+    """(L permuted, order): the rows renumbered by reverse Cuthill–McKee so that neighbours lie
+    close in memory (row i of the result is row order[i]); the CG's sparse products on kNN
+    graphs of shuffled rows are bound by scattered reads, which this makes mostly local."""
+    order = scipy.sparse.csgraph.reverse_cuthill_mckee(lap.L, symmetric_mode=True)
+    L = lap.L[order][:, order].tocsr()
+    L.sort_indices()
+    return graph_mod.Laplacian(L, lap.degree, lap.normalized), order.astype(np.int64)
 
 
 def graph_newton(lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, hinge=True, max_iter=50,
@@ -571,14 +660,11 @@ def graph_newton(lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, hinge=True, m
     for it in range(1, max_iter + 1):
         cE = np.zeros(n)
         cE[lab] = np.where(E, cl, 0.0)
-        diag = cE + gamma_a + gamma_i * dL
-        dinv = np.where(diag > 0.0, 1.0 / np.where(diag > 0.0, diag, 1.0), 1.0)
+        pre = cE + gamma_a + gamma_i * dL
+        dinv = np.where(pre > 0.0, 1.0 / np.where(pre > 0.0, pre, 1.0), 1.0)
         rhs = cE * np.where(Y != 0, Y, 0.0)
-
-        def apply(v, cE=cE):
-            return cE * v + gamma_a * v + gamma_i * lap.apply(v)
-
-        sol, cg_it = _cg(apply, rhs, f.copy(), dinv, tol, max(1000, n))
+        sol, cg_it = _graph_cg(lap, cE + gamma_a, gamma_i, rhs, f.copy(), dinv, tol,
+                               max(1000, n))
         cg_total += cg_it
         d = sol - f
         Ld = lap.apply(d)
@@ -813,6 +899,8 @@ def _fit(name: str):
             Kv = kernels.kernel_block(spec, Xv, Xp)
 
         rows = X if system is None else X[system.landmarks]
+        if system is not None and how_fit == "project":
+            glap, gorder = local_order(lap)
         coef = np.zeros((rows.shape[0], len(tasks)))
         bs = np.zeros(len(tasks))
         stats: dict[str, list] = {}
@@ -827,8 +915,11 @@ def _fit(name: str):
                 val = Validation(Kv, np.where(validation[1] == pos, 1.0, -1.0))
             seed = nth_seed(seeds, k)
             if system is not None and how_fit == "project":
-                res = graph_newton(lap, Y, c, params["gamma_a"], params["gamma_i"], hinge,
-                                   params["max_iter"] or 50, tag=tag)
+                res = graph_newton(glap, Y[gorder], c[gorder], params["gamma_a"],
+                                   params["gamma_i"], hinge, params["max_iter"] or 50, tag=tag)
+                res.f = np.empty(n)
+                res.f[gorder] = res.alpha
+                res.alpha = res.f
             elif system is not None:
                 res = landmark_newton(system, Xp, Y, c, params["gamma_a"],
                                       params["gamma_i"], params["bias"] > 0, hinge,
