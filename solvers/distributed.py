@@ -1,4 +1,4 @@
-"""rls, svm (L2-SVM-MFN), tsvm and da over rows held in blocks elsewhere (ALGORITHMS.md §1):
+"""rls, svm (L2-SVM-MFN), tsvm and da over rows held in blocks elsewhere (Sindhwani & Keerthi 2006):
 the one-process solvers' steps, with every sum over rows taken block by block.
 
 The driver holds only vectors of length d + 1 and scalars; each block (:class:`solvers.blocks.

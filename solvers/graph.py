@@ -1,4 +1,4 @@
-"""The kNN graph and its Laplacian (ALGORITHMS.md §2 "Graph"; shared by the manifold and TV
+"""The kNN graph and its Laplacian (Belkin, Niyogi & Sindhwani 2006; shared by the manifold and TV
 families).
 
 * :func:`knn` — k nearest neighbours (Euclidean) of every row among all rows: exact, in blocks

@@ -1,4 +1,4 @@
-"""Laplacian SVM and Laplacian RLS trained in the primal (ALGORITHMS.md §2; Melacci & Belkin).
+"""Laplacian SVM and Laplacian RLS trained in the primal (Melacci & Belkin 2011).
 
 Convention (lapsvmp's, no 1/l factors): with ``f = Kα + b`` over all n = l + u training rows,
 

@@ -1,4 +1,5 @@
-"""Linear-family core: CGLS and the exact piecewise-quadratic line search (ALGORITHMS.md §1).
+"""Linear-family core: CGLS and the exact piecewise-quadratic line search (Sindhwani &
+Keerthi 2006).
 
 Conventions shared by every routine here:
 

@@ -1,4 +1,4 @@
-"""``rls`` and ``svm`` (L2-SVM-MFN), SVMlin's supervised linear solvers (ALGORITHMS.md §1).
+"""``rls`` and ``svm`` (L2-SVM-MFN), SVMlin's supervised linear solvers (Sindhwani & Keerthi 2006).
 
 Objective, with x̃ = [x, bias] and costs summed over rows:
 

@@ -1,5 +1,5 @@
 """Semi-supervised linear SVMs on the MFN core: multi-switch TSVM (``tsvm``) and
-deterministic-annealing S3VM (``da``) -- Sindhwani & Keerthi (2006), ALGORITHMS.md §1.
+deterministic-annealing S3VM (``da``) -- Sindhwani & Keerthi (2006).
 
 Conventions (SVMlin's): the bias is a regularised constant feature; the labeled losses are
 averaged (cost 1/l each), the unlabeled ones weighted λ_u/u. The objective reported for both
@@ -183,7 +183,8 @@ class _TsvmRows:
 def tsvm_binary(X, y, lam, lam_u, S, r=None, *, bias=1.0, eps=1e-6,
                 max_iter=linalg_numpy.MFNITERMAX, tag="", warm=None,
                 numpy=False) -> S3VMResult:
-    """Multi-switch transductive L2-SVM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
+    """Multi-switch transductive L2-SVM (Sindhwani & Keerthi 2006): y ∈ {+1, -1} labeled, 0
+    unlabeled.
 
     1. MFN on the labeled rows (cost 1/l). 2. Label the unlabeled rows by their outputs so that
     exactly round(r·u) are positive. 3. λ′ = min(1e-5, λ_u), retrain on all rows from w = 0
@@ -380,7 +381,7 @@ class _DaRows:
 
 def da_binary(X, y, lam, lam_u, r=None, *, bias=1.0, eps=1e-6,
               max_iter=linalg_numpy.MFNITERMAX, tag="", numpy=False) -> S3VMResult:
-    """Deterministic-annealing S3VM (ALGORITHMS.md §1): y ∈ {+1, -1} labeled, 0 unlabeled.
+    """Deterministic-annealing S3VM (Sindhwani & Keerthi 2006): y ∈ {+1, -1} labeled, 0 unlabeled.
 
     Alternates the w-step (MFN, each unlabeled row counted with label +1 at cost λ_u p/u and
     label -1 at cost λ_u (1 - p)/u) and the p-step (p_j = σ((ν - g_j)/T), ν balancing

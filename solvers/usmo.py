@@ -1,5 +1,5 @@
-"""Positive–unlabeled learning with the double hinge loss: USMO (ALGORITHMS.md §4; Sansone et
-al. 2016).
+"""Positive–unlabeled learning with the double hinge loss: USMO (Sansone et al.
+2016).
 
 Data: p labeled positives (label +1) and n unlabeled rows (label 0), class prior π = the
 positive fraction of the unlabeled rows. With ``c1 = π/(2λp)`` and ``c2 = 1/(2λn)`` the dual

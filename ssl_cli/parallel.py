@@ -24,8 +24,9 @@ import click
 from ssl_svm.formats.errors import DataError
 from ssl_svm.solvers.runtime import available_cpus, default_threads
 
-INSTALL_HINT = ("--cluster needs Dask: pip install 'ssl-svm[cluster]' (or pip install "
-                "'dask[distributed]')")
+# the names on PyPI: ssl-svm itself is installed from its source, where '.[cluster]' works
+INSTALL_HINT = ("--cluster needs Dask: pip install 'dask[distributed]' (in a source checkout: "
+                "pip install -e '.[cluster]')")
 
 
 def resolve_jobs(n_jobs: int) -> int:

@@ -3,7 +3,7 @@
 One axis: the score against the values (a line; log x where the values are geometric). Two
 axes: a heat map with contour lines (LIBSVM's grid.py draws contours), log axes where
 geometric. Failed points are gaps; the best point is marked. matplotlib is an optional
-dependency (``pip install 'ssl-svm[plot]'``) imported only here, only when a plot is drawn.
+dependency (``pip install matplotlib``) imported only here, only when a plot is drawn.
 """
 
 from __future__ import annotations

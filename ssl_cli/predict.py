@@ -142,7 +142,7 @@ Exit status: 0 ok, 1 data or model error, 2 usage error."""
                    "the pieces of work there are")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="predict on a Dask cluster, e.g. tcp://HOST:8786 (needs pip install "
-                   "'ssl-svm[cluster]')")
+                   "'dask[distributed]')")
 @click.option("-q", "--quiet", is_flag=True, help="do not print the accuracy or progress")
 @version_option(PROG)
 @user_errors(PROG)

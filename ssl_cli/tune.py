@@ -272,7 +272,7 @@ def _check_folds(ctx, train, data, classes, codes, folds: int, n_lab: int, given
                    "the pieces of work there are")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="run on a Dask cluster, e.g. tcp://HOST:8786 (the data go to each worker "
-                   "once; needs pip install 'ssl-svm[cluster]')")
+                   "once; needs pip install 'dask[distributed]')")
 @click.option("--resume", "resume_file", default=None, metavar="FILE",
               help="keep the result lines in FILE; points already there are not run again")
 @click.option("--out", "out_model", default=None, metavar="MODEL",
@@ -300,7 +300,7 @@ def _check_folds(ctx, train, data, classes, codes, folds: int, n_lab: int, given
               shell_complete=complete_file,
               help="draw the score over the grid (one or two -G axes: a line, or a heat map "
                    "with contours; log axes where geometric; the best point marked); needs "
-                   "matplotlib (pip install 'ssl-svm[plot]')")
+                   "matplotlib (pip install matplotlib)")
 @version_option(PROG)
 @user_errors(PROG)
 def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds, metric,
@@ -335,8 +335,8 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
             raise click.BadParameter(f"draws one or two -G axes (this grid has "
                                      f"{len(grid.axes)})", ctx, param_hint="'--plot'")
         if not plot.available():
-            raise click.UsageError("--plot needs matplotlib: pip install 'ssl-svm[plot]' (or "
-                                   "pip install matplotlib)", ctx)
+            raise click.UsageError("--plot needs matplotlib: pip install matplotlib (in a "
+                                   "source checkout: pip install -e '.[plot]')", ctx)
     if algo.positive_unlabeled:  # before reading: the rule needs no data
         _check_metric(ctx, metric, algo, 2, validation_file is not None)
     inputs = {"TRAIN": train, "VALIDATION": validation_file, "--labels": labels_file,

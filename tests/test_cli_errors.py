@@ -1,4 +1,4 @@
-"""Every bad-input class of DESIGN.md through the real commands: exact one-line message, exit
+"""Every class of bad input through the real commands: exact one-line message, exit
 status 1 for data/model errors and 2 for usage errors, never a traceback."""
 
 import gzip

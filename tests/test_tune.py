@@ -167,8 +167,8 @@ def test_cluster_without_dask_says_how_to_install(monkeypatch):
     r = CliRunner().invoke(tune_cli._tune, ["-G", "lambda=1", "--cluster", "tcp://127.0.0.1:1",
                                             str(PCMAC)])
     assert r.exit_code == 2
-    assert "--cluster needs Dask: pip install 'ssl-svm[cluster]' (or pip install " \
-           "'dask[distributed]')" in r.output
+    assert "--cluster needs Dask: pip install 'dask[distributed]' (in a source checkout: " \
+           "pip install -e '.[cluster]')" in r.output
 
 
 # --------------------------------------------------------------------------- results

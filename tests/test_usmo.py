@@ -15,7 +15,7 @@ from ssl_svm.solvers.kernels import KernelSpec
 
 
 def exact_dual(K, P, U, c1, c2):
-    """The dual of ALGORITHMS.md §4 by an interior-point QP (Clarabel), certified solved.
+    """USMO's dual (Sansone et al. 2016) by an interior-point QP (Clarabel), certified solved.
 
     Variables (σ, ξ) with ξ_u ≥ −σ_u, ξ_u ≥ σ_u − c2 standing for V(σ_u) = max(−σ_u, σ_u − c2).
     Returns (objective with the constant 1/2 c1² 1ᵀK_PP1, σ).
