@@ -579,13 +579,17 @@ def test_memory_limit_counts_what_is_held_at_once(tmp, args, held):
 
 
 def test_tune_stops_at_the_memory_limit_without_running_the_grid(tmp):
-    """Neither the exact form nor 100 landmarks fit in 1 MiB: the first fold says so."""
+    """Neither the exact form nor 100 landmarks fit in 300 KiB (the projected landmark form
+    keeps 24·m² bytes within half the limit: 100 landmarks need 240 KB): the first fold says
+    so; the restricted form (8·n·m bytes) already fails at 1 MiB."""
     train = SHARED / "bench" / "usps49-10" / "train.svm"
-    r = run("ssl-tune", "-q", "-a", "lapsvm", "-G", "gamma_a=1e-6,1e-4", "--max-memory", "1M",
-            train)
-    last = one_error(r, 1, f"ssl-tune: error: {train}: lapsvm (a fold) needs ")
-    assert "above the memory limit of 1.00 MiB" in last
-    assert r.stdout == ""
+    for limit, shown, extra in (("300K", "300.00 KiB", ()),
+                                ("1M", "1.00 MiB", ("--landmark-fit", "restrict"))):
+        r = run("ssl-tune", "-q", "-a", "lapsvm", "-G", "gamma_a=1e-6,1e-4", "--max-memory",
+                limit, *extra, train)
+        last = one_error(r, 1, f"ssl-tune: error: {train}: lapsvm (a fold) needs ")
+        assert f"above the memory limit of {shown}" in last
+        assert r.stdout == ""
 
 
 def test_tune_takes_landmarks_where_the_exact_kernel_does_not_fit(tmp):
