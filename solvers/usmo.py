@@ -51,6 +51,9 @@ CHUNK = 2000  # iterations between progress checks
 # violation 0.96 after 1,329 steps).
 KINK_RTOL = 1e-12
 PARALLEL_NNZ = 200_000
+# how the linear kernel is solved: coordinate descent (auto), the SMO's explicit w or its
+# kernel-row cache
+LINEAR_PATHS = ("auto", "dcd", "w", "cache")
 
 
 # --------------------------------------------------------------------------- numba kernels
@@ -306,7 +309,7 @@ def _xdot_par(indptr, indices, data, urows, w, out, add, nb):
 
 
 @njit(cache=True)
-def _xdot_all(indptr, indices, data, urows, w, out, add):
+def row_dots(indptr, indices, data, urows, w, out, add):
     """out[k] (+)= x_urows[k]·w; threaded only when the rows hold enough values to pay for
     starting the threads (thousands of calls per second on small sets)."""
     if indptr[-1] < PARALLEL_NNZ:
@@ -326,7 +329,7 @@ def _smo_linear(sig, g, kdiag, c2, tau, max_iter, indptr, indices, data, urows, 
         ri = urows[i]
         for t in range(indptr[ri], indptr[ri + 1]):  # row i of K: x_i·x_u for every u
             dw[indices[t]] = data[t]
-        _xdot_all(indptr, indices, data, urows, dw, Ki, False)
+        row_dots(indptr, indices, data, urows, dw, Ki, False)
         for t in range(indptr[ri], indptr[ri + 1]):
             dw[indices[t]] = 0.0
         j = select_partner(i, sig, g, c2, Ki, kdiag)
@@ -339,7 +342,7 @@ def _smo_linear(sig, g, kdiag, c2, tau, max_iter, indptr, indices, data, urows, 
             dw[indices[t]] -= di * data[t]
         for t in range(indptr[rj], indptr[rj + 1]):
             dw[indices[t]] -= dj * data[t]
-        _xdot_all(indptr, indices, data, urows, dw, g, True)
+        row_dots(indptr, indices, data, urows, dw, g, True)
         for t in range(indptr[ri], indptr[ri + 1]):
             w[indices[t]] += dw[indices[t]]
             dw[indices[t]] = 0.0
@@ -365,6 +368,7 @@ class Result:
     w: np.ndarray | None  # linear path: the weight vector (f = x·w + β)
     cache_hits: int = 0
     cache_misses: int = 0
+    path: str = "smo"  # smo (pair steps) or dcd (the linear kernel's coordinate descent)
 
 
 def compute_beta(sig: np.ndarray, g: np.ndarray, c2: float) -> float:
@@ -415,6 +419,14 @@ def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
                            f"(have {p} and {n})")
     c1 = prior / (2.0 * lam * p)
     c2 = 1.0 / (2.0 * lam * n)
+    if linear_path not in LINEAR_PATHS:
+        raise ValueError(f"linear_path must be one of {', '.join(LINEAR_PATHS)} "
+                         f"(got {linear_path!r})")
+    # auto: coordinate descent, far faster on many rows (mnist, 20,000 rows: 0.3 s against
+    # the SMO's 62 s; text, 2,739 rows: 0.01-0.03 s against 0.5-1 s) and within a second of
+    # the SMO on the small dense sets of Table III
+    if spec.name == "linear" and linear_path in ("auto", "dcd"):
+        return _usmo_dcd(X, P, U, c1, c2, tau, max_iter, tag)
     sig = np.full(n, c1 * p / n)  # feasible: c1·p/n = π·c2 ≤ c2
     t0 = time.perf_counter()
     Xu = X[U]
@@ -453,10 +465,7 @@ def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
     stats = np.zeros(2, np.int64)
     fit = int(cache_mb * 2**20 // (8 * n))  # kernel rows of n values within cache_mb
     slots = max(2, min(n, fit))
-    if linear_path not in ("auto", "w", "cache"):
-        raise ValueError(f"linear_path must be auto, w or cache (got {linear_path!r})")
-    use_w = spec.name == "linear" and (linear_path == "w" or
-                                       (linear_path == "auto" and fit < 2))
+    use_w = spec.name == "linear" and (linear_path == "w" or fit < 2)
     if use_w:
         w = c1 * sp_ - sig[0] * su
         dw = np.zeros(X.shape[1])
@@ -493,13 +502,28 @@ def usmo(X, y, lam: float, prior: float, spec: KernelSpec, tau: float = 1e-3,
             break
     if w is not None:  # refresh g from w: no drift from the incremental updates
         g = np.zeros(n)
-        _xdot_all(indptr, indices, data, urows, w, g, False)
+        row_dots(indptr, indices, data, urows, w, g, False)
     elif spec.name == "linear":  # the cached path: w = c1 Σ_P x − Σ_U σ_u x_u
         w = c1 * sp_ - np.asarray(Xu.T @ sig).ravel()
     beta = compute_beta(sig, g, c2)
     obj = _dual(sig, g, h, c1, c2, spp)
     return Result(sig, g, beta, obj, it_total, float(viol), converged, c1, c2, w,
                   int(stats[0]), int(stats[1]))
+
+
+def _usmo_dcd(X, P, U, c1, c2, tau, max_passes, tag) -> Result:
+    """The linear kernel by dual coordinate descent (:mod:`ssl_svm.solvers.usmo_dcd`)."""
+    from ssl_svm.solvers import usmo_dcd  # it builds on this module's kernels
+
+    log.info("%susmo: %d positives, %d unlabeled, c1 %.6g, c2 %.6g, linear kernel by dual "
+             "coordinate descent", tag, P.size, U.size, c1, c2)
+    r = usmo_dcd.solve(X, P, U, c1, c2, tau, max_passes, tag)
+    sp_ = np.asarray(X[P].sum(axis=0)).ravel()
+    h = usmo_dcd.row_values(X, U.astype(np.int64), sp_)
+    obj = _dual(r.sigma, r.g, h, c1, c2, float(sp_ @ sp_))
+    beta = compute_beta(r.sigma, r.g, c2)
+    return Result(r.sigma, r.g, beta, obj, r.passes, r.violation, r.converged, c1, c2, r.w,
+                  path="dcd")
 
 
 def _dual(sig, g, h, c1, c2, spp) -> float:
@@ -535,6 +559,78 @@ def estimate_and_report_prior(X, y) -> PriorEstimate:
 
 
 PARAMS = SOLVER_PARAMS["usmo"]
+# λ auto: this path, largest first, on a seeded sample of at most LAMBDA_ROWS rows (linear
+# kernel; LAMBDA_ROWS_KERNEL for the others, whose fits cost n² per pass), LAMBDA_FOLDS-fold
+LAMBDA_PATH = (0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
+LAMBDA_ROWS = 20_000
+LAMBDA_ROWS_KERNEL = 2_000
+LAMBDA_FOLDS = 3
+
+
+def decision_values(r: Result, X, P, U, spec: KernelSpec, Xt) -> np.ndarray:
+    """f(x) on the rows Xt of a fit ``r`` to the rows P (positive) and U (unlabeled) of X."""
+    if r.w is not None:
+        return np.asarray(Xt @ r.w).ravel() + r.beta
+    rows = sp.vstack([X[P], X[U]], format="csr")
+    coef = np.concatenate([np.full(P.size, r.c1), -r.sigma])[:, None]
+    return kernels.kernel_times(spec, sp.csr_matrix(Xt), kernels.prepare(rows), coef)[:, 0] \
+        + r.beta
+
+
+def _lambda_folds(Xs, ys, folds, prior, spec, tau, max_iter, cache_mb, pred) -> None:
+    """pred[j, held-out rows] = the sign of the fit at LAMBDA_PATH[j] on the other folds."""
+    for f in range(LAMBDA_FOLDS):
+        tr, te = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+        Xtr, ytr = Xs[tr], ys[tr]
+        P, U = np.flatnonzero(ytr > 0), np.flatnonzero(ytr == 0)
+        if P.size == 0 or U.size < 2:
+            continue
+        for j, lam in enumerate(LAMBDA_PATH):
+            r = usmo(Xtr, ytr, lam, prior, spec, tau, max_iter, cache_mb)
+            pred[j, te] = decision_values(r, Xtr, P, U, spec, Xs[te]) > 0
+
+
+def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: int,
+                  cache_mb: float) -> tuple[float, float]:
+    """(λ, its score) for ``lambda`` auto: the best of LAMBDA_PATH by Lee & Liu's PU metric
+    recall² / P(ŷ = +1) (recall on the held-out labeled positives, P over all held-out rows),
+    pooled over LAMBDA_FOLDS folds stratified by label, of a seeded sample of at most
+    LAMBDA_ROWS rows (the labeled share kept); among equals the middle one. The metric needs
+    no negatives: under the SCAR assumption it is (precision · recall) / π_all."""
+    from ssl_svm.solvers.crossval import stratified_folds
+
+    t0 = time.perf_counter()
+    cap = LAMBDA_ROWS if spec.name == "linear" else LAMBDA_ROWS_KERNEL
+    rows = np.arange(y.size)
+    if y.size > cap:
+        rng = np.random.default_rng(0)
+        P, U = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+        k = max(LAMBDA_FOLDS, int(round(cap * P.size / y.size)))
+        rows = np.sort(np.concatenate([rng.choice(P, min(k, P.size), replace=False),
+                                       rng.choice(U, min(cap - k, U.size), replace=False)]))
+    Xs = sp.csr_matrix(X[rows])
+    Xs = Xs[:, np.unique(Xs.indices)]  # the columns the sample uses: the same kernel values
+    ys = y[rows]
+    folds = stratified_folds(np.where(ys > 0, 1.0, -1.0), LAMBDA_FOLDS, 0)
+    pred = np.zeros((len(LAMBDA_PATH), ys.size), bool)
+    quiet = logging.getLogger("ssl.solver")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # the folds' own fits are not the user's
+    try:
+        _lambda_folds(Xs, ys, folds, prior, spec, tau, max_iter, cache_mb, pred)
+    finally:
+        quiet.setLevel(level)
+    pos = ys > 0
+    recall = pred[:, pos].mean(axis=1)
+    rate = pred.mean(axis=1)
+    score = np.where(rate > 0, recall * recall / np.where(rate > 0, rate, 1.0), 0.0)
+    tied = np.flatnonzero(score >= score.max() - 1e-12)
+    j = int(tied[(tied.size - 1) // 2])
+    log.info("usmo: λ = %g (auto: %d-fold PU metric recall²/P(ŷ=1) = %.3g on %d rows%s, best "
+             "of %s; %.2f s)", LAMBDA_PATH[j], LAMBDA_FOLDS, score[j], ys.size,
+             f", a sample of {y.size}" if ys.size < y.size else "",
+             ", ".join(f"{v:g}" for v in LAMBDA_PATH), time.perf_counter() - t0)
+    return float(LAMBDA_PATH[j]), float(score[j])
 
 
 def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
@@ -561,8 +657,11 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
         log.info("usmo: kernel γ = %.6g (%s)", gamma, chosen)
     spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
                       float(params["coef0"]))
-    r = usmo(X, y, params["lambda"], prior, spec, params["epsilon"], params["max_iter"],
-             params["cache_mb"])
+    lam = params["lambda"]
+    if lam is None:
+        lam, _ = choose_lambda(X, y, prior, spec, params["epsilon"], params["max_iter"],
+                               params["cache_mb"])
+    r = usmo(X, y, lam, prior, spec, params["epsilon"], params["max_iter"], params["cache_mb"])
     if not r.converged and r.iterations >= params["max_iter"]:
         log.warning("usmo stopped at its iteration limit (%d) with violation %.3g > τ = %g",
                     r.iterations, r.violation, params["epsilon"])
@@ -584,7 +683,8 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     model = Model("usmo", [1, -1], X.shape[1], function,
                   params={p.name: params[p.name] for p in PARAMS})
     low, high = (prior, prior) if estimate is None else (estimate.low, estimate.high)
-    model.stats = {"prior": [prior], "prior_estimated": [float(estimate is not None)],
+    model.stats = {"lambda": [lam], "prior": [prior],
+                   "prior_estimated": [float(estimate is not None)],
                    "prior_low": [low], "prior_high": [high], "objective": [r.objective],
                    "iterations": [r.iterations], "max_violation": [r.violation],
                    "n_positive": [int(P.size)], "n_unlabeled": [int(U.size)],
@@ -596,4 +696,8 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     F[U, 0] = r.g + r.beta
     F[P, 0] = model.decision_function(X[P])[:, 0]
     model.train_values = F
+    if not np.any(F[:, 0] > 0):
+        log.warning("usmo predicts no positive row at λ = %g (every training row has f ≤ 0): "
+                    "λ is too large for these data; give a smaller -W/--lambda or leave it "
+                    "auto", lam)
     return model

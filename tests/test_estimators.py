@@ -35,11 +35,6 @@ for _name in ("tsvm", "da", "tvrls", "tvsvm", "cheeger-rls", "cheeger-svm", "usm
     EXPECTED_FAILURES[_name].update({
         "check_sample_weight_equivalence_on_dense_data": _NO_WEIGHTS.format(_name),
         "check_sample_weight_equivalence_on_sparse_data": _NO_WEIGHTS.format(_name)})
-EXPECTED_FAILURES["usmo"]["check_classifiers_train"] = (
-    "a positive-unlabeled learner reads the check's fully labeled two-class y as 1 = labeled "
-    "positive and the other class = unlabeled: PU data whose unlabeled rows are all negative, a "
-    "class prior of 0, outside USMO's (0, 1), so the check's 83 % training accuracy is not "
-    "what it learns")
 for _name in ("lapsvm", "laprls"):
     EXPECTED_FAILURES[_name].update({
         "check_sample_weight_equivalence_on_dense_data": _GRAPH,

@@ -1,0 +1,292 @@
+"""USMO's problem with the linear kernel by dual coordinate descent (LIBLINEAR's manner).
+
+The primal of USMO's dual (see :mod:`ssl_svm.solvers.usmo`) for f(x) = w·x + b is
+
+    J(w, b) = 1/2 ‖w‖² − c1 Σ_P f(x_i) + c2 Σ_U ℓ(f(x_u)),   ℓ(f) = max(0, (1 + f)/2, f),
+
+ℓ being the double hinge of the unlabeled rows taken as negatives (½ max(0, 1 + f) + ½
+max(0, f − 1)); its conjugate gives σ_u ∈ [0, c2] and V(σ) = max(−σ, σ − c2), and
+w = c1 Σ_P x_i − Σ_U σ_u x_u. For a fixed b the problem in σ has no equality constraint:
+
+    D_b(σ) = 1/2 ‖w(σ)‖² + Σ_U V(σ_u) − b Σ_U σ_u,   ∂D_b/∂σ_u = −f(x_u) + V′(σ_u),
+
+which coordinate descent solves one σ_u at a time, exactly (a 1-D quadratic with one kink),
+at the cost of row u's stored values (Hsieh et al. 2008, with their shrinking). The bias is
+the root of h(b) = Σ σ*(b) − c1·p, nondecreasing in b (the derivative of the convex
+min_w J(w, b)): a bracketing secant over b, each solve warm from the last. Where h jumps
+over 0, the convex combination of the two bracket ends' solutions has the sum exactly; it is
+taken when its full optimality violation (USMO's pair condition, b-free) is ≤ τ.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ssl_svm.solvers.jit import njit
+from ssl_svm.solvers.usmo import row_dots, select_pair
+
+log = logging.getLogger("ssl.solver.usmo")
+
+INNER_PASSES = 1000  # passes of one solve at fixed b (LIBLINEAR's limit)
+OUTER_STEPS = 100  # multiplier updates
+STALLED = 30  # solves in a row at INNER_PASSES: stop there (not converged)
+# xorshift seed of the visiting order: the same bytes every run
+SEED = 0x9E3779B97F4A7C15
+
+
+@njit(cache=True)
+def coordinate_step(s, f, q, c2):
+    """argmin over t ∈ [0, c2] of q/2 (t − s)² − f (t − s) + V(t), V(t) = max(−t, t − c2):
+    the minimiser below the kink c2/2 if it lies there, else the one above, else the kink."""
+    half = 0.5 * c2
+    if q <= 0.0:  # an empty row: f does not depend on σ_u
+        if f < -1.0:
+            return 0.0
+        if f > 1.0:
+            return c2
+        return half
+    a = s + (f + 1.0) / q
+    if a < half:
+        return max(a, 0.0)
+    b = s + (f - 1.0) / q
+    if b > half:
+        return min(b, c2)
+    return half
+
+
+@njit(cache=True)
+def _xorshift(state):
+    x = state[0]
+    x ^= (x << np.uint64(13))
+    x ^= (x >> np.uint64(7))
+    x ^= (x << np.uint64(17))
+    state[0] = x
+    return x
+
+
+@njit(cache=True)
+def _solve_al(indptr, indices, data, urows, qd, sig, w, mu, rho, res, c2, eps, max_passes,
+              index, rng):
+    """Coordinate descent on the augmented Lagrangian D(σ) + μ·r + ρ/2·r², r = Σσ − c1·p
+    (given as res, kept up to date), from the given σ (w kept equal to w(σ)), until every
+    coordinate's one-sided derivatives violate by at most eps, with shrinking. The bias
+    b = −(μ + ρ·r) moves with every step: coordinate u sees f = x_u·w + b and curvature
+    ‖x_u‖² + ρ. Returns (passes, coordinate steps, last max − min projected derivative, r)."""
+    n = sig.size
+    half = 0.5 * c2
+    for k in range(n):
+        index[k] = k
+    active = n
+    pg_max_old = np.inf
+    pg_min_old = -np.inf
+    steps = 0
+    spread = np.inf
+    for it in range(max_passes):
+        pg_max = -np.inf
+        pg_min = np.inf
+        for k in range(active - 1):  # Fisher–Yates over the active set
+            j = k + np.int64(_xorshift(rng) % np.uint64(active - k))
+            t = index[k]
+            index[k] = index[j]
+            index[j] = t
+        s = 0
+        while s < active:
+            u = index[s]
+            r = urows[u]
+            f = -(mu + rho * res)
+            for t in range(indptr[r], indptr[r + 1]):
+                f += data[t] * w[indices[t]]
+            su = sig[u]
+            up = -f + (-1.0 if su < half else 1.0)  # derivative when σ_u increases
+            dn = -f + (-1.0 if su <= half else 1.0)  # … when it decreases
+            pg = 0.0
+            shrink = False
+            if su < c2 and up < 0.0:
+                pg = up
+            elif su > 0.0 and dn > 0.0:
+                pg = dn
+            elif su == 0.0:
+                shrink = up > pg_max_old
+            elif su == c2:
+                shrink = dn < pg_min_old
+            elif su == half:
+                shrink = up > pg_max_old and dn < pg_min_old
+            if shrink:
+                active -= 1
+                index[s] = index[active]
+                index[active] = u
+                continue
+            if pg > pg_max:
+                pg_max = pg
+            if pg < pg_min:
+                pg_min = pg
+            if pg != 0.0:
+                ns = coordinate_step(su, f, qd[u] + rho, c2)
+                d = ns - su
+                if d != 0.0:
+                    sig[u] = ns
+                    res += d
+                    for t in range(indptr[r], indptr[r + 1]):
+                        w[indices[t]] -= d * data[t]
+                    steps += 1
+            s += 1
+        spread = pg_max - pg_min
+        if spread <= eps:
+            if active == n:
+                return it + 1, steps, spread, res
+            active = n  # check the shrunk variables before stopping
+            pg_max_old = np.inf
+            pg_min_old = -np.inf
+            continue
+        pg_max_old = pg_max if pg_max > 0.0 else np.inf
+        pg_min_old = pg_min if pg_min < 0.0 else -np.inf
+    return max_passes, steps, spread, res
+
+
+@njit(cache=True)
+def _row_sqnorms(indptr, data, urows, out):
+    for k in range(urows.size):
+        r = urows[k]
+        s = 0.0
+        for t in range(indptr[r], indptr[r + 1]):
+            s += data[t] * data[t]
+        out[k] = s
+
+
+@njit(cache=True)
+def _add_rows(indptr, indices, data, urows, coef, w):
+    """w += Σ_k coef[k] x_urows[k]."""
+    for k in range(urows.size):
+        c = coef[k]
+        if c != 0.0:
+            r = urows[k]
+            for t in range(indptr[r], indptr[r + 1]):
+                w[indices[t]] += c * data[t]
+
+
+def row_values(X: sp.csr_matrix, urows: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x_u·w for the rows urows of X (each row's sum in its stored order: the same bytes on
+    any number of threads)."""
+    out = np.empty(urows.size)
+    row_dots(X.indptr, X.indices, X.data, urows, w, out, False)
+    return out
+
+
+@dataclass
+class DcdResult:
+    sigma: np.ndarray
+    w: np.ndarray
+    g: np.ndarray  # x_u·w on the unlabeled rows (f without β)
+    b: float  # the root found (β is taken by the KKT rule afterwards, as the SMO)
+    passes: int
+    steps: int
+    solves: int
+    violation: float
+    converged: bool
+
+
+@dataclass
+class _Point:
+    b: float
+    r: float  # Σσ − c1·p
+    sig: np.ndarray
+    w: np.ndarray
+    g: np.ndarray
+
+
+def _repair(X, urows, pt: _Point, c2: float, tau: float, max_norm: float) -> _Point | None:
+    """The point with Σσ put right by moving the free σ_u (derivative ≈ 0) toward their
+    next corner in proportion to their room, or None when they have too little room or the
+    repaired point's violation would stay above tau."""
+    half = 0.5 * c2
+    s = pt.sig
+    free = (s > 0) & (s < c2) & (s != half)
+    if pt.r < 0:  # raise: room up to the kink (below it) or c2 (above)
+        room = np.where(s < half, half - s, c2 - s)
+    else:
+        room = np.where(s < half, s, s - half)
+    room = np.where(free, room, 0.0)
+    total = float(np.sum(room))
+    if total < abs(pt.r):
+        return None
+    d = (-pt.r / total) * room  # signed: −r in all
+    dw = np.zeros_like(pt.w)
+    _add_rows(X.indptr, X.indices, X.data, urows, -d, dw)
+    # |Δg_u| ≤ ‖x_u‖·‖Δw‖: the pair violation moves by at most twice max ‖x_u‖·‖Δw‖. Within
+    # tau that way, the point is taken without a pass over the rows (the caller refreshes g);
+    # a repair that may move it by more than 10·tau is not tried
+    move = 2.0 * max_norm * float(np.linalg.norm(dw))
+    if violation(s, pt.g, c2) + move <= tau:
+        return _Point(pt.b, 0.0, s + d, pt.w + dw, pt.g)
+    if move > 10.0 * tau:
+        return None
+    return _Point(pt.b, 0.0, s + d, pt.w + dw, pt.g + row_values(X, urows, dw))
+
+
+def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
+          tau: float, max_passes: int, tag: str = "") -> DcdResult:
+    """Minimise USMO's dual for the linear kernel; X CSR with sorted indices (float64)."""
+    t0 = time.perf_counter()
+    n, p = U.size, P.size
+    target = c1 * p
+    urows = U.astype(np.int64)
+    qd = np.empty(n)
+    _row_sqnorms(X.indptr, X.data, urows, qd)
+    max_norm = float(np.sqrt(qd.max()))
+    # ρ of the size of ‖x_u‖²: the bias moves about as freely as a weight (LIBLINEAR's -B 1
+    # on rows of that norm), and a change of b by δ moves Σσ by about δ·(free rows)/ρ, so
+    # the multiplier's error shrinks by that factor every solve
+    rho = float(np.mean(qd)) if qd.any() else 1.0
+    sig = np.full(n, target / n)  # π·c2: feasible
+    w = c1 * np.asarray(X[P].sum(axis=0)).ravel()
+    _add_rows(X.indptr, X.indices, X.data, urows, -sig, w)
+    mu = 0.0
+    index = np.empty(n, np.int64)
+    rng = np.array([SEED], np.uint64)
+    eps = 0.5 * tau  # the pair condition adds two coordinates' violations
+    passes = steps = solves = 0
+    best = None
+    viol = np.inf
+    stalled = 0
+    while solves < OUTER_STEPS and passes < max_passes:
+        r = float(np.sum(sig) - target)
+        it, st, _, r = _solve_al(X.indptr, X.indices, X.data, urows, qd, sig, w, mu, rho, r, c2,
+                                 eps, min(INNER_PASSES, max_passes - passes), index, rng)
+        passes += it
+        steps += st
+        solves += 1
+        stalled = stalled + 1 if it >= INNER_PASSES else 0
+        r = float(np.sum(sig) - target)
+        b = -(mu + rho * r)
+        log.debug("%susmo dcd: μ %.12g, b %.12g, Σσ − c1·p %.3g, %d passes", tag, mu, b, r, it)
+        pt = _Point(b, r, sig, w, row_values(X, urows, w))
+        cand = pt if r == 0.0 else _repair(X, urows, pt, c2, tau, max_norm)
+        if cand is not None:
+            v = violation(cand.sig, cand.g, c2)
+            if v < viol:
+                best, viol = _Point(cand.b, 0.0, cand.sig.copy(), cand.w.copy(), cand.g), v
+            if viol <= tau:
+                break
+        if stalled >= STALLED:  # coordinate descent crawls at this τ (dense rows, large c2)
+            break
+        mu += rho * r
+    if best is None:  # no point within the limits: the last, its sum not put right
+        best = _Point(b, 0.0, sig, w, None)
+    # the repaired or combined point's g is exact in arithmetic: refresh it from w
+    g_out = row_values(X, urows, best.w)
+    viol = violation(best.sig, g_out, c2)
+    log.info("%susmo (dual coordinate descent): %d solves at fixed b, %d passes, %d coordinate "
+             "steps, violation %.3g, %.2f s", tag, solves, passes, steps, viol,
+             time.perf_counter() - t0)
+    return DcdResult(best.sig, best.w, g_out, best.b, passes, steps, solves, float(viol),
+                     bool(viol <= tau and abs(np.sum(best.sig) - target) <= 1e-9 * target))
+
+
+def violation(sig, g, c2) -> float:
+    """USMO's pair optimality violation (b-free): see :func:`usmo.select_pair`."""
+    return float(select_pair(sig, g, c2)[2])
