@@ -37,7 +37,7 @@ from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, LinearFunctions, Model
 from ssl_svm.solvers.params import SOLVER_PARAMS, parse_prior
-from ssl_svm.solvers.prior import WIDE, PriorEstimate, estimate_prior
+from ssl_svm.solvers.prior import MAX_ROWS, WIDE, PriorEstimate, estimate_prior
 
 log = logging.getLogger("ssl.solver.usmo")
 
@@ -538,8 +538,9 @@ def estimate_and_report_prior(X, y) -> PriorEstimate:
     """--prior auto: :func:`solvers.prior.estimate_prior`, its figures logged, a warning when
     its interval is too wide to trust."""
     t0 = time.perf_counter()
-    log.info("usmo: estimating the class prior π (--prior auto: cross-fitted logistic scores "
-             "of the %d rows)", y.size)
+    log.info("usmo: estimating the class prior π (--prior auto: cross-fitted linear scores "
+             "of %s)", f"the {y.size} rows" if y.size <= MAX_ROWS else
+             f"a seeded sample of {MAX_ROWS} of the {y.size} rows")
     e = estimate_prior(X, y)
     log.info("usmo: estimated prior π = %s: mixture proportion (Scott 2015) from %s scores "
              "(held-out AUC %.2f) at the top %.0f %% of the labeled positives, %d fits, %.2f s",
@@ -624,6 +625,10 @@ def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: in
     recall = pred[:, pos].mean(axis=1)
     rate = pred.mean(axis=1)
     score = np.where(rate > 0, recall * recall / np.where(rate > 0, rate, 1.0), 0.0)
+    # all rows positive scores 1 (recall 1 over a rate of 1) and all negative 0 whatever the
+    # data: a λ that puts every held-out row in one class loses to any that separates
+    one_class = (rate == 0) | (rate == 1)
+    score = np.where(one_class, -1.0, score) if not one_class.all() else score
     tied = np.flatnonzero(score >= score.max() - 1e-12)
     j = int(tied[(tied.size - 1) // 2])
     log.info("usmo: λ = %g (auto: %d-fold PU metric recall²/P(ŷ=1) = %.3g on %d rows%s, best "
@@ -700,4 +705,8 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
         log.warning("usmo predicts no positive row at λ = %g (every training row has f ≤ 0): "
                     "λ is too large for these data; give a smaller -W/--lambda or leave it "
                     "auto", lam)
+    elif np.all(F[U, 0] > 0):
+        log.warning("usmo predicts every unlabeled row positive at λ = %g with π = %.4g: "
+                    "the prior is likely too large%s", lam, prior,
+                    " (it is an estimate: give --prior if you know it)" if estimate else "")
     return model

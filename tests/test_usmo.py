@@ -611,3 +611,43 @@ def test_lambda_auto_scores_the_path_by_the_pu_metric(monkeypatch):
     share = float(np.mean(label > 0))
     assert all(abs(s[2] - share) < 0.02 for s in seen)
     assert lam in usmo.LAMBDA_PATH and 0 < score <= 1 / 0.3
+
+
+def test_prior_estimate_beyond_max_rows_is_that_of_a_seeded_sample():
+    X, label, _ = _text_pu(rows=1500, seed=3)
+    rows = prior.sample_rows(label, 600, seed=0)
+    assert rows.size == 600 and np.all(np.diff(rows) > 0)
+    assert abs(np.mean(label[rows] > 0) - np.mean(label > 0)) < 0.01
+    np.testing.assert_array_equal(rows, prior.sample_rows(label, 600, seed=0))
+    big = prior.estimate_prior(X, label, max_rows=600, bootstrap=20)
+    assert big == prior.estimate_prior(X[rows], label[rows], bootstrap=20)
+
+
+def test_large_sparse_rows_are_scored_by_a_linear_svm_on_the_rows_as_they_are(monkeypatch):
+    """Rows × used columns beyond 5,000,000 stored sparsely: no column scaling (rare words
+    scaled up to unit root mean square made the scores fit noise) and the class-weighted
+    L2-loss SVM as the scorer; its w equals an independent solve of the same objective."""
+    import scipy.optimize
+
+    X, label, _ = _text_pu(rows=1200, seed=4)
+    X = X[:, np.unique(X.indices)]
+    assert prior.standardised_rows(X) is X and X.shape[0] * X.shape[1] > 5_000_000
+    calls = []
+    real = prior.svm_fit
+    monkeypatch.setattr(prior, "svm_fit", lambda A, s, reg: calls.append(reg) or real(A, s, reg))
+    prior.estimate_prior(X, label, bootstrap=5)
+    assert calls and set(calls) == {1e-3}
+    s = (label > 0).astype(float)
+    w, b = real(X, s, 0.1)
+    A = sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")
+    C = np.where(s > 0, (s.size - s.sum()) / s.sum(), 1.0)
+    Y = 2 * s - 1
+
+    def J(v):
+        m = np.maximum(0.0, 1.0 - Y * (A @ v))
+        return 0.05 * s.size * v @ v + 0.5 * np.sum(C * m * m), \
+            0.1 * s.size * v - A.T @ (C * m * Y)
+
+    ref = scipy.optimize.minimize(J, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B",
+                                  options={"maxiter": 5000, "gtol": 1e-10}).x
+    np.testing.assert_allclose(np.append(w, b), ref, atol=1e-5)
