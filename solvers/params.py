@@ -343,7 +343,8 @@ _USMO_LAMBDA = replace(
 _USMO_PARAMS = (_USMO_LAMBDA,
                 _PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, _TAU, _CACHE,
                 replace(MAX_ITER, high=INT_LIMIT).with_default(
-                    10_000_000, "maximum number of SMO pair steps"))
+                    10_000_000, "maximum number of SMO pair steps (the linear kernel's "
+                    "coordinate descent: of passes over the unlabeled rows)"))
 
 
 def parse_prior(v) -> float | None:

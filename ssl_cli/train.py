@@ -341,9 +341,11 @@ def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, 
     from ssl_svm.cluster import ALGORITHMS as ON_CLUSTER
 
     if algo.name not in ON_CLUSTER:
+        why = ("its solvers update the model after every row or pair of rows, so they run in "
+               "one process (a million text rows train in under a minute there)"
+               if algo.name == "usmo" else "its graph or kernel couples every pair of rows")
         raise click.UsageError(f"--cluster trains {', '.join(ON_CLUSTER)}; -a {algo.name} "
-                               "needs all its rows in one process (its graph or kernel "
-                               "couples every pair of rows)", ctx)
+                               f"needs all its rows in one process: {why}", ctx)
     if train == "-":
         raise click.UsageError("--cluster reads TRAIN on the workers or in pieces: give a file, "
                                "not stdin", ctx)

@@ -98,7 +98,10 @@ def test_a_bad_row_on_a_worker_names_the_file_line(cluster, tmp):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["-a", "lapsvm"], "--cluster trains rls, svm, tsvm, da"),
+    (["-a", "lapsvm"], "--cluster trains rls, svm, tsvm, da; -a lapsvm needs all its rows in "
+                       "one process: its graph or kernel couples every pair of rows"),
+    (["-a", "usmo"], "-a usmo needs all its rows in one process: its solvers update the model "
+                     "after every row or pair of rows"),
     (["--labels", "x"], "--cluster does not take --labels"),
     (["--check", "cv", "-a", "tsvm"], "--check cv"),
 ])
