@@ -15,6 +15,8 @@ Both formats follow the projects' own ``save_model`` (linear.cpp, svm.cpp), numb
   kernel. A calibration becomes probA = -A, probB = 0 (LIBSVM's P = 1/(1 + exp(probA·f +
   probB)) is then ours). LIBSVM's multi-class models vote one-vs-one, so a one-vs-rest model
   has no LIBSVM form.
+
+With no format asked for (``inferred_text``), the one that holds the model most directly.
 """
 
 from __future__ import annotations
@@ -138,3 +140,19 @@ def libsvm_text(model: Model) -> str:
 
 
 FORMATS = {"liblinear": liblinear_text, "libsvm": libsvm_text}
+
+
+def inferred_text(model: Model) -> tuple[str, str]:
+    """(text, format) of ``model`` in the format that holds it most directly, LIBLINEAR for a
+    weight vector and LIBSVM for a kernel expansion, else in the other (a one-vs-rest
+    linear-kernel expansion: LIBLINEAR only); ExportError, the first format's reason, when
+    neither has a form of it."""
+    order = (("liblinear", "libsvm") if isinstance(model.function, LinearFunctions)
+             else ("libsvm", "liblinear"))
+    first = None
+    for name in order:
+        try:
+            return FORMATS[name](model), name
+        except ExportError as e:
+            first = first or e
+    raise ExportError(f"{first}; it has no {order[1]} form either")

@@ -23,7 +23,7 @@ What each format holds:
 
 \b
 Examples:
-  ssl-export --format liblinear train.svm.model model.liblinear
+  ssl-export train.svm.model model.liblinear               # a linear model: liblinear
   liblinear-predict test.svm model.liblinear out          # LIBLINEAR's own predictor
   ssl-export --format libsvm lap.model lap.libsvm && svm-predict test.svm lap.libsvm out
 
@@ -36,7 +36,10 @@ Exit status: 0 ok, 1 the model cannot be read or has no form in that format, 2 u
 @click.argument("model_path", metavar="MODEL", shell_complete=complete_file)
 @click.argument("out_path", metavar="OUT|-", shell_complete=complete_file)
 @click.option("-f", "--format", "fmt", type=click.Choice(["liblinear", "libsvm"]),
-              required=True, help="the target format")
+              default=None,
+              help="the target format (default: the one that holds MODEL: liblinear for a "
+                   "weight vector, libsvm for a kernel expansion; the other when that one "
+                   "cannot; printed)")
 @click.option("-q", "--quiet", is_flag=True, help="no message on stderr")
 @version_option(PROG)
 @user_errors(PROG)
@@ -44,20 +47,25 @@ def _export(model_path, out_path, fmt, quiet):
     log = setup_logging(PROG, quiet, False)
     with process.deferred_signals():
         from ssl_svm.formats.errors import DataError
-        from ssl_svm.formats.export import FORMATS, ExportError
+        from ssl_svm.formats.export import FORMATS, ExportError, inferred_text
         from ssl_svm.formats.model_file import read_model
 
     with Outputs({"MODEL": model_path}) as outputs:
-        out = outputs.add(out_path, f"{fmt} model")
+        out = outputs.add(out_path, f"{fmt or 'exported'} model")
         model = read_model(model_path)
+        how = ""
         try:
-            text = FORMATS[fmt](model)
+            if fmt is None:
+                text, fmt = inferred_text(model)
+                how = "; format inferred, --format to choose"
+            else:
+                text = FORMATS[fmt](model)
         except ExportError as e:
             raise DataError(model_path, str(e)) from None
         out.write(text)
         outputs.commit()
-    log.info("%s model (%s, %d labels) written to %s", fmt, model.algorithm,
-             len(model.labels), out_path)
+    log.info("%s model (%s, %d labels%s) written to %s", fmt, model.algorithm,
+             len(model.labels), how, out_path)
 
 
 def main(argv=None):

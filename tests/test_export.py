@@ -6,6 +6,7 @@ import pytest
 from conftest import SAMPLES, run, shared, ssl_train
 from liblinear import liblinearutil as ll
 from libsvm import svmutil as ls
+from sklearn.datasets import dump_svmlight_file, make_classification
 
 from ssl_svm.formats.model_file import read_model
 from ssl_svm.formats.svmlight import read_dataset
@@ -138,8 +139,8 @@ def test_usmo_models_export(tmp):
 
 
 def test_export_errors(tmp):
-    r = run("ssl-export", SAMPLES / "pcmac.train", tmp / "x", check=2)
-    assert "Missing option '-f' / '--format'" in r.stderr
+    r = run("ssl-export", SAMPLES / "pcmac.train", tmp / "x", check=1)
+    assert "not an ssl-model file" in r.stderr and not (tmp / "x").exists()
     r = run("ssl-export", "-f", "liblinear", SAMPLES / "pcmac.train", tmp / "x", check=1)
     assert "not an ssl-model file" in r.stderr and not (tmp / "x").exists()
     ssl_train("-q", SAMPLES / "pcmac.train", tmp / "m", check=0)
@@ -165,3 +166,31 @@ def test_export_keeps_the_contract(tmp):
     two = run("ssl-export", "-q", "-f", "libsvm", tmp / "m", tmp / "b", check=0)
     assert one.returncode == two.returncode == 0
     assert (tmp / "a").read_bytes() == (tmp / "b").read_bytes()  # same model, same bytes
+
+
+def test_the_format_is_inferred_from_the_model(tmp):
+    """Without --format: a weight vector goes to LIBLINEAR, a binary kernel expansion to
+    LIBSVM, a one-vs-rest linear-kernel expansion to LIBLINEAR (LIBSVM has no form of it),
+    each byte for byte what --format writes, and the message says it was inferred; a
+    one-vs-rest rbf expansion has neither form: exit 1, nothing written."""
+    ssl_train("-q", SAMPLES / "pcmac.train", tmp / "lin", check=0)
+    r = run("ssl-export", tmp / "lin", tmp / "lin.out", check=0)
+    assert "liblinear model (svm, 2 labels; format inferred, --format to choose)" in r.stderr
+    run("ssl-export", "-q", "-f", "liblinear", tmp / "lin", tmp / "lin.ll", check=0)
+    assert (tmp / "lin.out").read_bytes() == (tmp / "lin.ll").read_bytes()
+    ssl_train("-q", "-a", "lapsvm", "-t", "rbf", SAMPLES / "pcmac.train", tmp / "rbf", check=0)
+    run("ssl-export", "-q", tmp / "rbf", tmp / "rbf.out", check=0)
+    run("ssl-export", "-q", "-f", "libsvm", tmp / "rbf", tmp / "rbf.ls", check=0)
+    assert (tmp / "rbf.out").read_bytes() == (tmp / "rbf.ls").read_bytes()
+    multi = tmp / "multi.svm"
+    X, y = make_classification(n_samples=90, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=3, random_state=0)
+    y = y + 1.0
+    y[::3] = 0.0
+    dump_svmlight_file(X, y, str(multi), zero_based=False)
+    ssl_train("-q", "-a", "lapsvm", "-t", "linear", "-k", "5", multi, tmp / "ovr", check=0)
+    r = run("ssl-export", tmp / "ovr", tmp / "ovr.out", check=0)
+    assert "liblinear model (lapsvm, 3 labels; format inferred" in r.stderr
+    ssl_train("-q", "-a", "lapsvm", "-t", "rbf", "-k", "5", multi, tmp / "ovr-rbf", check=0)
+    r = run("ssl-export", tmp / "ovr-rbf", tmp / "ovr-rbf.out", check=1)
+    assert "no liblinear form either" in r.stderr and not (tmp / "ovr-rbf.out").exists()
