@@ -17,3 +17,17 @@ def load_svmlight(path: str, *, zero_based: bool = False, n_features: int | None
 
     data = read_dataset(path, zero_based=zero_based, n_features=n_features)
     return data.X, data.y.astype(np.int64)
+
+
+SAMPLES = ("pcmac.train", "pcmac.test", "shuttle.train", "shuttle.test")
+
+
+def sample_path(name: str) -> str:
+    """Path of a sample file installed with the package: ``pcmac.train`` (two classes, 50
+    labeled text rows and 450 unlabeled), ``pcmac.test``, ``shuttle.train`` (seven classes),
+    ``shuttle.test`` (the repository's ``sample_data/``)."""
+    from importlib.resources import files
+
+    if name not in SAMPLES:
+        raise ValueError(f"no sample file {name!r}: there are {', '.join(SAMPLES)}")
+    return str(files("ssl_svm.sample_data").joinpath(name))

@@ -321,8 +321,20 @@ def test_wheel_installs_one_package(tmp):
     assert {t for t in tops if not t.endswith(".dist-info")} == {"ssl_svm"}
     names = zipfile.ZipFile(wheel).namelist()
     for module in ("ssl_svm/estimators.py", "ssl_svm/cli/train.py", "ssl_svm/solvers/s3vm.py",
-                   "ssl_svm/formats/svmlight.py"):
+                   "ssl_svm/formats/svmlight.py", "ssl_svm/sample_data/pcmac.train",
+                   "ssl_svm/sample_data/shuttle.test"):
         assert module in names
+
+
+def test_sample_files_come_with_the_package():
+    """The README's Python example reads ssl_svm.sample_path(...): the repository's
+    sample_data/ files, byte for byte; an unknown name is a ValueError naming the ones
+    there are."""
+    for name in ("pcmac.train", "pcmac.test", "shuttle.train", "shuttle.test"):
+        with open(ssl_svm.sample_path(name), "rb") as f:
+            assert f.read() == (ROOT / "sample_data" / name).read_bytes()
+    with pytest.raises(ValueError, match="there are pcmac.train, pcmac.test"):
+        ssl_svm.sample_path("iris")
 
 
 def test_dense_and_sparse_input_agree():
