@@ -43,9 +43,6 @@ from ssl_svm.solvers.registry import ALGORITHMS
 # registry parameter name -> constructor keyword, where the name is not a valid one
 KEYWORDS = {"lambda": "lam"}
 # registry name -> class name
-CLASS_NAMES = {"rls": "RLS", "svm": "SVM", "tsvm": "TSVM", "da": "DAS3VM", "lapsvm": "LapSVM",
-               "laprls": "LapRLS", "usmo": "USMO", "tvrls": "TVRLS", "tvsvm": "TVSVM",
-               "cheeger-rls": "CheegerRLS", "cheeger-svm": "CheegerSVM"}
 # the estimator's own parameters (not the solver's), with their defaults
 COMMON = (("unlabeled_label", -1), ("probability", False), ("warm_start", False),
           ("random_state", None), ("n_jobs", None), ("verbose", 0))
@@ -612,19 +609,79 @@ def _docstring(algo, parameters) -> str:
     return "\n".join(lines)
 
 
-def _make_class(algo) -> type:
-    name = CLASS_NAMES[algo.name]
+def _solver_estimator(cls):
+    """Class decorator: ``__init__`` (keyword-only, the registry's parameters of the solver
+    ``cls._algorithm`` with their defaults, then the estimator's own) and the docstring, both
+    from the solver's ``Param`` declarations."""
+    algo = ALGORITHMS[cls._algorithm]
     parameters = _parameters(algo)
-    base = PUClassifier if algo.positive_unlabeled else SSLClassifier
-    cls = type(name, (base,), {"_algorithm": algo.name,
-                               "__init__": _make_init(name, parameters),
-                               "__doc__": _docstring(algo, parameters),
-                               "__module__": __name__})
+    cls.__init__ = _make_init(cls.__name__, parameters)
+    cls.__doc__ = _docstring(algo, parameters)
     return cls
 
 
-ESTIMATORS: dict[str, type] = {a.name: _make_class(a) for a in ALGORITHMS.values()}
-globals().update({cls.__name__: cls for cls in ESTIMATORS.values()})
+@_solver_estimator
+class RLS(SSLClassifier):
+    _algorithm = "rls"
+
+
+@_solver_estimator
+class SVM(SSLClassifier):
+    _algorithm = "svm"
+
+
+@_solver_estimator
+class TSVM(SSLClassifier):
+    _algorithm = "tsvm"
+
+
+@_solver_estimator
+class DAS3VM(SSLClassifier):
+    _algorithm = "da"
+
+
+@_solver_estimator
+class LapSVM(SSLClassifier):
+    _algorithm = "lapsvm"
+
+
+@_solver_estimator
+class LapRLS(SSLClassifier):
+    _algorithm = "laprls"
+
+
+@_solver_estimator
+class USMO(PUClassifier):
+    _algorithm = "usmo"
+
+
+@_solver_estimator
+class TVRLS(SSLClassifier):
+    _algorithm = "tvrls"
+
+
+@_solver_estimator
+class TVSVM(SSLClassifier):
+    _algorithm = "tvsvm"
+
+
+@_solver_estimator
+class CheegerRLS(SSLClassifier):
+    _algorithm = "cheeger-rls"
+
+
+@_solver_estimator
+class CheegerSVM(SSLClassifier):
+    _algorithm = "cheeger-svm"
+
+
+_CLASSES = {c._algorithm: c for c in (RLS, SVM, TSVM, DAS3VM, LapSVM, LapRLS, USMO, TVRLS,
+                                      TVSVM, CheegerRLS, CheegerSVM)}
+if set(_CLASSES) != set(ALGORITHMS):  # a solver added to the registry needs its class here
+    raise ImportError(f"ssl_svm.estimators: no estimator class for "
+                      f"{sorted(set(ALGORITHMS) - set(_CLASSES))}")
+ESTIMATORS: dict[str, type] = {name: _CLASSES[name] for name in ALGORITHMS}
+CLASS_NAMES = {name: cls.__name__ for name, cls in ESTIMATORS.items()}
 
 
 def estimator(algorithm: str) -> type:
