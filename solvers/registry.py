@@ -115,9 +115,10 @@ ALGORITHMS: dict[str, Algorithm] = {
                   SOLVER_PARAMS["laprls"], "ssl_svm.solvers.lapsvm:fit_laprls", uses_unlabeled=True,
                   run_options=("validation", "max_memory"), warm_path="gamma_a",
                   rows_reuse=True),
-        Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss by SMO (Sansone et "
-                  "al. 2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "
-                  "convex dual, memory linear in the rows",
+        Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss (Sansone et al. "
+                  "2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "
+                  "convex dual by dual coordinate descent (linear kernel) or SMO, memory linear "
+                  "in the rows",
                   SOLVER_PARAMS["usmo"], "ssl_svm.solvers.usmo:fit_usmo", uses_unlabeled=True,
                   run_options=("negatives_as_unlabeled",), positive_unlabeled=True),
         Algorithm("tvrls", "graph total-variation RLS (Bresson & Zhang 2012): η/2 Σ_labeled "

@@ -96,9 +96,21 @@ class SolverCommand(click.Command):
     """A command with solver options whose ``-h`` shows, after ``-a NAME``, the common
     options and that solver's own (its help text, range and default) instead of all."""
 
+    # the usage -h prints without -a (LIBSVM's ~40 lines); --help prints every option
+    short_usage = ""
+
     def parse_args(self, ctx, args):
         ctx.meta["ssl.help_algorithm"] = peek_algorithm(args)
+        head = args[:args.index("--")] if "--" in args else args
+        ctx.meta["ssl.help_short"] = "-h" in head and "--help" not in head
         return super().parse_args(ctx, args)
+
+    def get_help(self, ctx):
+        if (self.short_usage and ctx.meta.get("ssl.help_short")
+                and self._algorithm(ctx) is None):
+            return self.short_usage.format(prog=ctx.command_path,
+                                           solvers=solver_lines()).rstrip("\n")
+        return super().get_help(ctx)
 
     def _algorithm(self, ctx):
         return ALGORITHMS.get(ctx.meta.get("ssl.help_algorithm") or "")
@@ -133,7 +145,17 @@ class SolverCommand(click.Command):
         formatter.write_paragraph()
         formatter.write_text(f"{algo.name}{code}: {algo.summary}")
         formatter.write_paragraph()
-        formatter.write_text(f"'{ctx.command_path} -h' without -a lists every solver.")
+        formatter.write_text(f"'{ctx.command_path} --help' without -a lists every option of "
+                             "every solver.")
+
+
+def solver_lines() -> str:
+    """One line per solver for a short usage: its name and the head of its summary."""
+    lines = []
+    for name, a in ALGORITHMS.items():
+        head = a.summary.split(" (")[0].split(":")[0]
+        lines.append(f"  {name:<12} {head[:84]}")
+    return "\n".join(lines)
 
 
 def choose_algorithm(ctx, algorithm: str | None, svmlin: str | None):

@@ -436,6 +436,38 @@ for _opt in param_options():
     _train.params.append(_opt)
 
 
+_train.short_usage = """\
+Usage: {prog} [OPTIONS] TRAIN [MODEL]
+
+  Train a model on TRAIN (SVMlight format; label 0 = unlabeled) and write it to MODEL
+  (default: TRAIN's file name + '.model' in the current folder).
+
+Solvers (-a NAME, default svm; -a NAME -h lists its options):
+{solvers}
+
+Common options:
+  -W, --lambda λ         regularisation (auto by default for rls, svm, tsvm, da, usmo)
+  -v N                   N-fold cross-validation of the labeled rows instead of training
+  -l FILE                write the unlabeled rows' predictions (SVMlight's -l); --values too
+  --unlabeled FILE       more training rows, all unlabeled
+  --probability, -b 1    also fit a probability calibration (for ssl-predict --probability)
+  --check auto|cv|none   after the fit, did the unlabeled rows help? (against the svm)
+  --init MODEL           start from a model of the same solver
+  --max-memory SIZE      memory allowed for n×n matrices, e.g. 12G
+  --cluster ADDRESS      train rls, svm, tsvm or da on a Dask cluster
+  -q, --quiet            no progress (warnings still shown); --verbose: more
+  --version              the version
+
+Examples:
+  {prog} -a tsvm -W 0.001 train.svm train.model
+  {prog} -a lapsvm -t rbf -k 10 -v 5 train.svm
+  {prog} -a usmo --prior auto pu.svm pu.model
+
+'{prog} --help' lists every option of every solver. Exit status: 0 ok, 1 bad input,
+2 usage error.
+"""
+
+
 def main(argv=None):
     """Console entry point."""
     return process.run(_train, PROG, argv)

@@ -580,6 +580,37 @@ for _opt in param_options():
     _tune.params.append(_opt)
 
 
+_tune.short_usage = """\
+Usage: {prog} [OPTIONS] TRAIN [VALIDATION]
+
+  Cross-validate a grid of a solver's parameters on TRAIN's labeled rows and print each
+  point's score and the best; -a auto chooses among the solvers.
+
+Solvers (-a NAME, or auto; -a NAME -h lists its options):
+{solvers}
+
+Common options:
+  -G, --grid NAME=VALUES  a grid axis: lambda=1e-4:1e-1:x10, gamma_i=0.01,1, prior=auto
+  -v, --folds N           N-fold stratified cross-validation (default 5)
+  --metric NAME           accuracy, f1, auc or pu (positive-unlabeled)
+  -j, --jobs N            local worker processes (-1: one per CPU)
+  --out MODEL             train the best point on all rows and write it
+  --resume FILE           keep the result lines in FILE; rerun to resume
+  --plot FILE.png         draw the score over the grid
+  --cluster ADDRESS       run the fits on a Dask cluster
+  -q, --quiet             no progress; --verbose: the solvers' too
+  --version               the version
+
+Examples:
+  {prog} -a svm -G lambda=1e-4:1e-1:x10 train.svm
+  {prog} -a tsvm -G lambda=1e-4:1e-1:x10 -G lambda_u=0.1,1,10 -j -1 --out best.model train.svm
+  {prog} -a auto train.svm                       # did the unlabeled rows help?
+
+'{prog} --help' lists every option of every solver. Exit status: 0 ok, 1 bad input,
+2 usage error.
+"""
+
+
 def main(argv=None):
     """Console entry point."""
     return process.run(_tune, PROG, argv)

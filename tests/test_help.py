@@ -12,7 +12,7 @@ def flat(text: str) -> str:
 
 @pytest.mark.parametrize("prog", ["ssl-train", "ssl-tune"])
 def test_help_for_one_solver_shows_its_options_only(prog):
-    full = run(prog, "-h", check=0).stdout
+    full = run(prog, "--help", check=0).stdout
     r = run(prog, "-a", "tsvm", "-h", check=0)
     own = r.stdout
     assert "tsvm options:" in own and len(own.splitlines()) < len(full.splitlines()) / 2
@@ -32,8 +32,29 @@ def test_help_for_one_solver_shows_its_options_only(prog):
 
 
 @pytest.mark.parametrize("prog", ["ssl-train", "ssl-tune"])
+def test_short_usage_on_h_and_every_option_on_help(prog):
+    """-h without -a is LIBSVM's kind of usage (at most 45 lines): every solver on a line, the
+    common options, examples; every option it names is one of the command's; --help (and
+    -h with --help) prints every option of every solver."""
+    short = run(prog, "-h", check=0).stdout
+    lines = short.splitlines()
+    assert len(lines) <= 45 and lines[0].startswith(f"Usage: {prog} [OPTIONS] TRAIN")
+    assert f"'{prog} --help' lists every option of every solver" in flat(short)
+    for name in ("rls", "tsvm", "lapsvm", "usmo", "cheeger-svm"):
+        assert re.search(rf"^  {name} +\S", short, re.M), name
+    from ssl_svm.cli import train, tune
+    command = {"ssl-train": train._train, "ssl-tune": tune._tune}[prog]
+    flags = {f for p in command.params for f in getattr(p, "opts", [])}
+    named = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", short))
+    assert named - {"-h", "--help"} <= flags, named - flags
+    full = run(prog, "--help", check=0).stdout
+    assert len(full.splitlines()) > 300 and "--cheeger-step" in full
+    assert run(prog, "-h", "--help", check=0).stdout == full
+
+
+@pytest.mark.parametrize("prog", ["ssl-train", "ssl-tune"])
 def test_all_solver_help_says_each_text_once(prog):
-    text = flat(run(prog, "-h", check=0).stdout)
+    text = flat(run(prog, "--help", check=0).stdout)
     assert text.count("the objective is λ/2·||w||² + loss (SVMlin's -W)") == 1
     assert ("rls, svm, tsvm, da: regularisation λ: the objective is λ/2·||w||² + loss "
             "(SVMlin's -W); range (0, 1e+15], default auto;") in text  # da's auto its own
