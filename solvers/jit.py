@@ -6,7 +6,7 @@ folder is writable, then in ``~/.cache/numba``; with neither (a root-owned insta
 service account whose home is read-only, a container running as a non-root user) it refuses
 to define the function: ``RuntimeError: cannot cache function …: no locator available``, at
 import. It also ignores a cache prebuilt in a read-only ``__pycache__`` (by
-``python -m ssl_svm.compile`` run as the installing user). For the package's own files only
+``python -m ssl_svm.cli.compile`` run as the installing user). For the package's own files only
 (other numba code in the process is left to numba's rules) :func:`njit` puts a locator first
 that, when the source folder is not writable, uses
 
@@ -240,7 +240,7 @@ class _CompileNotice(event.Listener):
                    f"(the install is read-only, and so are ~/.cache and "
                    f"{os.environ.get('TMPDIR') or tempfile.gettempdir()}"
                    "); every run compiles again (up to a minute): set NUMBA_CACHE_DIR to a "
-                   "writable folder, or run 'python -m ssl_svm.compile' as the installing user",
+                   "writable folder, or run 'python -m ssl_svm.cli.compile' as the installing user",
                    True)
         else:
             where = f" in {folder}" if folder else ""

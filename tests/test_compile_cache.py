@@ -63,14 +63,14 @@ def test_a_first_run_with_workers_says_it_compiles_once(tmp):
 
 
 def test_compile_ahead_help_and_a_bad_option():
-    r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", "--help"], capture_output=True,
+    r = subprocess.run([PYTHON, "-m", "ssl_svm.cli.compile", "--help"], capture_output=True,
                        text=True)
-    assert r.returncode == 0 and "python -m ssl_svm.compile" in r.stdout
+    assert r.returncode == 0 and "python -m ssl_svm.cli.compile" in r.stdout
     for bad in (["--nonsense"], ["-j", "0"], ["-j", "two"]):
-        r = subprocess.run([PYTHON, "-m", "ssl_svm.compile", *bad], capture_output=True,
+        r = subprocess.run([PYTHON, "-m", "ssl_svm.cli.compile", *bad], capture_output=True,
                            text=True)
         assert r.returncode == 2, (bad, r.stderr)
-        assert r.stderr.startswith("python -m ssl_svm.compile: error: "), (bad, r.stderr)
+        assert r.stderr.startswith("python -m ssl_svm.cli.compile: error: "), (bad, r.stderr)
         assert "Traceback" not in r.stderr
 
 
@@ -185,7 +185,7 @@ def test_compile_ahead_in_a_shared_install_serves_users_who_cannot_write_there(
     _set_writable(site, True)  # the administrator, who owns the install, compiles ahead
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["PYTHONPATH"] = str(site)
-    ahead = subprocess.run([PYTHON, "-m", "ssl_svm.compile"], capture_output=True, text=True,
+    ahead = subprocess.run([PYTHON, "-m", "ssl_svm.cli.compile"], capture_output=True, text=True,
                            env=env, cwd=tmp)
     assert ahead.returncode == 0, ahead.stderr
     assert f"the cache is beside the package's source ({site / 'ssl_svm'})" in ahead.stderr
@@ -252,7 +252,7 @@ def test_a_failing_group_of_the_parallel_compile_is_one_error(tmp):
     run's message (the command prints it as its one error line, exit 1)."""
     import click
 
-    from ssl_svm import compile as ahead
+    from ssl_svm.cli import compile as ahead
 
     files = {key: str(tmp / f"{key}.svm") for key in ("sparse", "dense", "multi", "pu")}
     with pytest.raises(click.ClickException) as e:

@@ -1,7 +1,7 @@
 """Compile every solver's numba code ahead, into the cache later runs load.
 
-    python -m ssl_svm.compile            # as the user who installed the package
-    python -m ssl_svm.compile -j 1       # in this process alone (default: one per CPU, up to 3)
+    python -m ssl_svm.cli.compile            # as the user who installed the package
+    python -m ssl_svm.cli.compile -j 1       # in this process alone (default: one per CPU, up to 3)
 
 A first run of a solver compiles its numba code (up to a minute each; the command lines say
 so). For a shared install (a cluster's environment, a container image) run this once after
@@ -22,7 +22,7 @@ import tempfile
 import time
 import warnings
 
-PROG = "python -m ssl_svm.compile"
+PROG = "python -m ssl_svm.cli.compile"
 KERNEL_SOLVERS = ("lapsvm", "laprls", "usmo")
 # tsvm first: once numba runs, svm and rls use its routines from the start, as they do on data
 # too large for their numpy start
