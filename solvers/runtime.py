@@ -1,28 +1,18 @@
 """How many threads this process runs, and how idle threads wait: set before numba starts.
 
 Users run the toolkit on shared nodes, beside their own ``-j`` workers and inside containers
-with a CPU quota. Three defaults of the libraries underneath collapse there:
+with a CPU quota, where three defaults of the libraries underneath collapse (measured: the
+README's contention table, bench/bench_contention.py):
 
-* numba's ``omp`` threading layer is GNU OpenMP: a parallel region ends at a barrier every
-  thread must reach, and idle threads spin (``OMP_WAIT_POLICY`` unset spins ~300,000 times
-  before sleeping). The linear solvers run thousands of short regions (one per CG product);
-  with other CPU-bound processes on the cores each region waits for a descheduled thread.
-  Whole ``ssl-train`` runs, 2 cores, quiet and beside a second training job plus one busy loop
-  per core (bench/bench_contention.py): pcmac da 1.1 s quiet / 15.6 s loaded with the omp
-  spinning wait, 1.1 / 5.8 s spinning 10,000 times, 2.4 / 3.2 s with the passive wait (every
-  region then pays a futex wake-up: 2x slower quiet), 1.1 / 2.7 s with the ``tbb`` layer; tsvm
-  3.6x, 3.0x, 2.0x and 2.6x loaded/quiet. TBB's parallel loop needs no check-in from an idle
-  thread: a descheduled worker's chunks are taken by the running ones. So the ``tbb`` package
-  is a dependency where it has wheels (Linux and Windows on x86-64), numba's first choice; pip
-  puts ``libtbb.so.12`` in the environment's ``lib`` folder, outside the loader's search
-  path, so :func:`configure` loads it from there first. Where TBB cannot load, numba falls back
-  to ``omp``, and idle OpenMP threads sleep (``passive``): far better loaded, slower quiet.
-* OpenBLAS's idle threads spin for 2^28 cycles (about 0.1 s) before sleeping, so the dense
-  products and factorisations of the kernel and graph solvers stall the same way: usmo and
-  tvsvm on usps49-10 ran 5.0x and 3.5x slower loaded than quiet, 2.2x and 2.4x with
-  ``OPENBLAS_THREAD_TIMEOUT=4`` (spin 2^4 cycles), quiet times unchanged (tvsvm 1.05 s both).
-* numba and OpenBLAS size their pools from the CPU count of the machine, ignoring a cgroup CPU
-  quota: a container allowed 2 CPUs on a 64-core node would start 64 threads.
+* numba's ``omp`` layer (GNU OpenMP) ends every parallel region at a barrier that idle threads
+  spin at; the linear solvers run thousands of short regions, and beside other CPU-bound work
+  each waits for a descheduled thread. TBB's loop needs no check-in from an idle thread, so
+  the ``tbb`` package is a dependency where it has wheels, and :func:`configure` loads its
+  ``libtbb.so.12`` from the environment's ``lib`` folder (outside the loader's search path).
+  Where TBB cannot load, numba falls back to ``omp`` with idle threads asleep (``passive``).
+* OpenBLAS's idle threads spin about 0.1 s before sleeping: the dense products of the kernel
+  and graph solvers stall the same way; ``OPENBLAS_THREAD_TIMEOUT=4`` cuts the spin.
+* numba and OpenBLAS size their pools from the machine's CPU count, ignoring a cgroup quota.
 
 :func:`configure` sets these through the environment before numba is imported (child processes
 of ``-j`` inherit it). A variable the user set is left alone: ``NUMBA_NUM_THREADS``, or
