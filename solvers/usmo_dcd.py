@@ -11,11 +11,12 @@ w = c1 Σ_P x_i − Σ_U σ_u x_u. For a fixed b the problem in σ has no equali
     D_b(σ) = 1/2 ‖w(σ)‖² + Σ_U V(σ_u) − b Σ_U σ_u,   ∂D_b/∂σ_u = −f(x_u) + V′(σ_u),
 
 which coordinate descent solves one σ_u at a time, exactly (a 1-D quadratic with one kink),
-at the cost of row u's stored values (Hsieh et al. 2008, with their shrinking). The bias is
-the root of h(b) = Σ σ*(b) − c1·p, nondecreasing in b (the derivative of the convex
-min_w J(w, b)): a bracketing secant over b, each solve warm from the last. Where h jumps
-over 0, the convex combination of the two bracket ends' solutions has the sum exactly; it is
-taken when its full optimality violation (USMO's pair condition, b-free) is ≤ τ.
+at the cost of row u's stored values (Hsieh et al. 2008, with their shrinking). The bias's
+constraint Σσ = c1·p is kept by an augmented Lagrangian: the coordinate steps minimise
+D(σ) + μ·r + ρ/2·r² with r = Σσ − c1·p, whose bias b = −(μ + ρ·r) moves with every step, and
+μ ← μ + ρ·r after each solve (two or three solves on large data). A solve's last point has
+its small r put right on the free variables (derivative ≈ 0), and it is taken when its full
+optimality violation (USMO's pair condition, b-free) is ≤ τ.
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ class DcdResult:
     sigma: np.ndarray
     w: np.ndarray
     g: np.ndarray  # x_u·w on the unlabeled rows (f without β)
-    b: float  # the root found (β is taken by the KKT rule afterwards, as the SMO)
+    b: float  # the multiplier's bias (β is taken by the KKT rule afterwards, as the SMO's)
     passes: int
     steps: int
     solves: int
@@ -253,6 +254,7 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
     best = None
     viol = np.inf
     stalled = 0
+    b = 0.0
     while solves < OUTER_STEPS and passes < max_passes:
         r = float(np.sum(sig) - target)
         it, st, _, r = _solve_al(X.indptr, X.indices, X.data, urows, qd, sig, w, mu, rho, r, c2,
@@ -277,11 +279,11 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
         mu += rho * r
     if best is None:  # no point within the limits: the last, its sum not put right
         best = _Point(b, 0.0, sig, w, None)
-    # the repaired or combined point's g is exact in arithmetic: refresh it from w
+    # the repaired point's g is exact in arithmetic only: refresh it from w
     g_out = row_values(X, urows, best.w)
     viol = violation(best.sig, g_out, c2)
-    log.info("%susmo (dual coordinate descent): %d solves at fixed b, %d passes, %d coordinate "
-             "steps, violation %.3g, %.2f s", tag, solves, passes, steps, viol,
+    log.info("%susmo (dual coordinate descent): %d augmented-Lagrangian solves, %d passes, %d "
+             "coordinate steps, violation %.3g, %.2f s", tag, solves, passes, steps, viol,
              time.perf_counter() - t0)
     return DcdResult(best.sig, best.w, g_out, best.b, passes, steps, solves, float(viol),
                      bool(viol <= tau and abs(np.sum(best.sig) - target) <= 1e-9 * target))
