@@ -11,8 +11,9 @@ Conventions
 -----------
 * Labels are the internal codes of :func:`ssl_svm.training.prepare` (0 = unlabeled).
 * The folds are :func:`ssl_svm.solvers.crossval.stratified_folds` of the requested number,
-  fewer when a class has fewer labeled rows (:func:`fold_plan`); a class of one labeled row
-  leaves nothing to cross-validate, and the supervised candidate is kept at its settings.
+  fewer when a class has fewer labeled rows (:func:`ssl_svm.trust.fold_plan`); a class of
+  one labeled row leaves nothing to cross-validate, and the supervised candidate is kept at
+  its settings.
 * A candidate with no grid of its own runs at its settings (defaults and fixed options): the
   portfolio's svm is the model ``ssl-train -a svm`` trains, its λ chosen inside each fold.
 """
@@ -38,27 +39,7 @@ from ssl_svm.solvers.tuning import (
     run_group,
     score,
 )
-
-
-def fold_plan(y, requested: int, codes=None) -> tuple[int, str | None]:
-    """(folds, why they differ from ``requested``) for labels ``y`` (0 = unlabeled; ``codes``
-    {internal code: real label} to name a class): at most ``requested``, at most the smallest
-    class's labeled rows; 0 when a class has a single labeled row (nothing can be held out
-    without taking the class from a training part)."""
-    lab = y[y != 0]
-    classes, counts = np.unique(lab, return_counts=True)
-    if classes.size < 2:
-        return 0, "fewer than two classes among the labeled rows"
-    smallest = int(counts.min())
-    c = classes[int(np.argmin(counts))]
-    c = (codes or {}).get(c, c)
-    if smallest < 2:
-        return 0, (f"class {c:g} has 1 labeled row: no fold can hold it out and still train "
-                   "on it")
-    if smallest < requested:
-        return smallest, (f"class {c:g} has {smallest} labeled rows: {smallest}-fold "
-                          f"cross-validation instead of {requested}")
-    return requested, None
+from ssl_svm.trust import fold_plan
 
 
 def grid_of(name: str, axes: dict | None = None) -> Grid:

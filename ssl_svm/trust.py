@@ -131,6 +131,29 @@ def class_shares(pred, classes):
     return np.array([float(np.mean(pred == c)) if pred.size else 0.0 for c in classes])
 
 
+def fold_plan(y, requested: int, codes=None) -> tuple[int, str | None]:
+    """(folds, why they differ from ``requested``) for labels ``y`` (0 = unlabeled; ``codes``
+    {internal code: real label} to name a class): at most ``requested``, at most the smallest
+    class's labeled rows; 0 when a class has a single labeled row (nothing can be held out
+    without taking the class from a training part)."""
+    import numpy as np
+
+    lab = y[y != 0]
+    classes, counts = np.unique(lab, return_counts=True)
+    if classes.size < 2:
+        return 0, "fewer than two classes among the labeled rows"
+    smallest = int(counts.min())
+    c = classes[int(np.argmin(counts))]
+    c = (codes or {}).get(c, c)
+    if smallest < 2:
+        return 0, (f"class {c:g} has 1 labeled row: no fold can hold it out and still train "
+                   "on it")
+    if smallest < requested:
+        return smallest, (f"class {c:g} has {smallest} labeled rows: {smallest}-fold "
+                          f"cross-validation instead of {requested}")
+    return requested, None
+
+
 def coverage(held_a, held_b, unlabeled_a, unlabeled_b, labeled=None) -> Coverage:
     """:class:`Coverage` of two models from their held-out predictions of the labeled rows
     (aligned) and their predictions of the unlabeled rows (aligned); ``labeled``: the labeled
@@ -250,9 +273,7 @@ def paired_se(b: int, c: int, n: int) -> float:
 def folds_for(y, folds: int = CHECK_FOLDS) -> int:
     """The folds a check of labels y (0 = unlabeled) can have: at most ``folds``, at most the
     smallest class's labeled rows (0 when a class has fewer than 2):
-    :func:`ssl_svm.auto.fold_plan`'s count."""
-    from ssl_svm.auto import fold_plan
-
+    :func:`fold_plan`'s count."""
     return fold_plan(y, folds)[0]
 
 
