@@ -540,10 +540,7 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str,
     folds = stratified_folds(yl, k, 0)
     right = np.zeros(len(LAMBDA_PATH))
     pred = np.zeros((len(LAMBDA_PATH), yl.size))
-    quiet = logging.getLogger("ssl.solver")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # the path's own fits are not the user's
-    try:
+    with progress.quiet_solvers():  # the path's own fits are not the user's
         for f in range(k):
             test = folds == f
             warm = None
@@ -552,8 +549,6 @@ def choose_lambda(fit, X, y, cost, params: dict, name: str,
                         **({} if warm is None else {"warm": warm}))
                 warm = m.warm
                 pred[j, test] = m.predict(Xl[test])
-    finally:
-        quiet.setLevel(level)
     right = (pred == yl).sum(axis=1)
     # a λ whose held-out predictions are all one class has learnt nothing but the prior (with
     # 10 labels, λ = 10 ties the majority share): it loses to any that separates

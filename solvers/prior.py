@@ -155,13 +155,8 @@ def svm_fit(A, s, reg):
 
     pos = max(float(s.sum()), 1.0)
     C = np.where(s > 0, (s.size - pos) / pos, 1.0)
-    quiet = logging.getLogger("ssl.solver")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # the scorer's fits are not the user's
-    try:
+    with progress.quiet_solvers():
         r = l2svm_mfn(sp.csr_matrix(A), np.where(s > 0, 1.0, -1.0), C, reg * s.size)
-    finally:
-        quiet.setLevel(level)
     return r.w[:-1], float(r.w[-1])
 
 
@@ -248,12 +243,12 @@ def ratio_curve(sp_, su, qs, cp=None, cu=None):
     return frac_u / frac_p
 
 
-def sample_rows(y: np.ndarray, m: int, seed: int = 0) -> np.ndarray:
+def sample_rows(y: np.ndarray, m: int, seed: int = 0, least: int = 2) -> np.ndarray:
     """Ascending positions of a seeded sample of m of the rows y (+1 labeled, 0 unlabeled),
-    labeled and unlabeled rows in their proportions."""
+    labeled and unlabeled rows in their proportions, at least ``least`` labeled ones."""
     rng = np.random.default_rng(seed)
     P, U = np.flatnonzero(y > 0), np.flatnonzero(y <= 0)
-    k = min(P.size, max(2, int(round(m * P.size / y.size))))
+    k = min(P.size, max(least, int(round(m * P.size / y.size))))
     return np.sort(np.concatenate([rng.choice(P, k, replace=False),
                                    rng.choice(U, min(U.size, m - k), replace=False)]))
 

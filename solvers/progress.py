@@ -10,6 +10,7 @@ regular line closely. ``-q`` suppresses beats with the other INFO lines.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
@@ -40,3 +41,16 @@ class Stamp(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         touch()
         return True
+
+
+@contextlib.contextmanager
+def quiet_solvers():
+    """The solvers' log (``ssl.solver``) at ERROR inside: fits a rule makes for its own choice
+    (a λ path's folds, a score's fits) are not the user's; its level put back after."""
+    log = logging.getLogger("ssl.solver")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)

@@ -37,7 +37,7 @@ from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, LinearFunctions, Model
 from ssl_svm.solvers.params import SOLVER_PARAMS, parse_prior
-from ssl_svm.solvers.prior import MAX_ROWS, WIDE, PriorEstimate, estimate_prior
+from ssl_svm.solvers.prior import MAX_ROWS, WIDE, PriorEstimate, estimate_prior, sample_rows
 
 log = logging.getLogger("ssl.solver.usmo")
 
@@ -602,25 +602,14 @@ def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: in
 
     t0 = time.perf_counter()
     cap = LAMBDA_ROWS if spec.name == "linear" else LAMBDA_ROWS_KERNEL
-    rows = np.arange(y.size)
-    if y.size > cap:
-        rng = np.random.default_rng(0)
-        P, U = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
-        k = max(LAMBDA_FOLDS, int(round(cap * P.size / y.size)))
-        rows = np.sort(np.concatenate([rng.choice(P, min(k, P.size), replace=False),
-                                       rng.choice(U, min(cap - k, U.size), replace=False)]))
+    rows = sample_rows(y, cap, 0, least=LAMBDA_FOLDS) if y.size > cap else np.arange(y.size)
     Xs = sp.csr_matrix(X[rows])
     Xs = Xs[:, np.unique(Xs.indices)]  # the columns the sample uses: the same kernel values
     ys = y[rows]
     folds = stratified_folds(np.where(ys > 0, 1.0, -1.0), LAMBDA_FOLDS, 0)
     pred = np.zeros((len(LAMBDA_PATH), ys.size), bool)
-    quiet = logging.getLogger("ssl.solver")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # the folds' own fits are not the user's
-    try:
+    with progress.quiet_solvers():
         _lambda_folds(Xs, ys, folds, prior, spec, tau, max_iter, cache_mb, pred)
-    finally:
-        quiet.setLevel(level)
     pos = ys > 0
     recall = pred[:, pos].mean(axis=1)
     rate = pred.mean(axis=1)
