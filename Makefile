@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test fuzz lint bench bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention bench-cluster clean
+.PHONY: demo test docs fuzz lint bench bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention bench-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,9 +41,21 @@ demo: $(VENV)/.installed
 # in this process alone.
 TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
-	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench
+	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 \
 		-n $(TEST_JOBS) --dist worksteal tests
+
+$(VENV)/.installed-docs: pyproject.toml $(BIN)/python
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(VENV)/.installed $@
+
+# The documentation site in docs/_build/html: the user guide, the API reference from the
+# docstrings, the commands' reference and the gallery (examples/, each script run). Warnings
+# are errors, so a broken link or docstring fails the build.
+docs: $(VENV)/.installed-docs
+	rm -rf docs/_build docs/auto_examples
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	@echo "the site: docs/_build/html/index.html"
 
 # A longer campaign of the contract fuzzer (tests/test_fuzz.py runs the short one in `make test`):
 # FUZZ_SCALE times the cases, with its own seed (FUZZ_SEED=N to repeat a campaign).
@@ -55,7 +67,7 @@ fuzz: $(VENV)/.installed-test
 		$(BIN)/python -m pytest -q tests/test_fuzz.py
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench
+	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py
 
 bench: bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention
 
@@ -103,4 +115,4 @@ bench-cluster: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_cluster.py $(CLUSTER_SPLIT)/train.svm --workers 1 --threads 2
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache docs/_build docs/auto_examples

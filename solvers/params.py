@@ -241,7 +241,7 @@ EARLY_STOPS = ("stability", "validation", "mixed", "none")
 
 # the linear family's λ, chosen from the data when not given (solvers.linear.choose_lambda)
 # (the same help as LAMBDA: the options' help says it once, the defaults grouped; what auto
-# does is said when it runs and in the README)
+# does is said when it runs and in the documentation)
 LAMBDA_AUTO = replace(LAMBDA, default=None, names=("auto",))
 LAMBDA_PATH = (10.0, 1.0, 0.1, 0.01, 0.001, 1e-4)  # largest first: a warm-started path
 

@@ -2,7 +2,7 @@
 
 Users run the toolkit on shared nodes, beside their own ``-j`` workers and inside containers
 with a CPU quota, where three defaults of the libraries underneath collapse (measured: the
-README's contention table, bench/bench_contention.py):
+contention table in BENCHMARKS.md, bench/bench_contention.py):
 
 * numba's ``omp`` layer (GNU OpenMP) ends every parallel region at a barrier that idle threads
   spin at; the linear solvers run thousands of short regions, and beside other CPU-bound work

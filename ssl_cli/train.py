@@ -179,7 +179,7 @@ def _load_solver(algo) -> None:
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="train on a Dask cluster, e.g. tcp://HOST:8786: the rows stay on the "
                    "workers, each reading its part of TRAIN [rls, svm, tsvm, da] (needs pip "
-                   "install 'dask[distributed]'; README: Training on a cluster)")
+                   "install 'dask[distributed]'; docs: cluster use)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @version_option(PROG)

@@ -394,8 +394,8 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
             return self.model_.decision_function(_as_csr(X))
 
     def decision_function(self, X) -> np.ndarray:
-        """Decision values: shape (rows,) for two classes, positive towards classes_[1]; else
-        (rows, classes), columns in classes_ order (one-vs-rest)."""
+        """Decision values: shape (rows,) for two classes, positive towards ``classes_[1]``;
+        else (rows, classes), columns in ``classes_`` order (one-vs-rest)."""
         F = self._values(X)
         order = self._columns()
         if order is None:
@@ -415,7 +415,7 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
 
     @available_if(_has_probability)
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities (rows × classes, classes_ order) of the calibration fitted with
+        """Class probabilities (rows × classes, ``classes_`` order) of the calibration fitted with
         ``probability=True``: a sigmoid of the decision values whose most probable class is
         always the predicted one."""
         F = self._values(X)
@@ -580,14 +580,15 @@ _COMMON_DOC = {
              "hurt, or when the held-out rows do not stand for the unlabeled ones (the fit "
              "and the svm disagree far more often on the unlabeled rows): 'auto' when that "
              "takes at most ~10 s, 'cv' always, 'none' never (as ssl-train --check); the "
-             "result is check_ (None when not run; check_.coverage the disagreements)",
+             "result is ``check_`` (None when not run; ``check_.coverage`` the disagreements)",
 }
 
 
 def _docstring(algo, parameters) -> str:
     lines = [f"{algo.summary[0].upper()}{algo.summary[1:]}.", "",
              f"The solver of ``ssl-train -a {algo.name}``; its options are the parameters "
-             "below (CLI option → keyword in the README's table).", "", "Parameters",
+             "below (each with its ssl-train option; the keyword ↔ option table is on the "
+             "documentation site's Python page).", "", "Parameters",
              "----------"]
     for name, default, p in parameters:
         if p is not None:

@@ -347,11 +347,28 @@ def test_dense_and_sparse_input_agree():
     assert np.array_equal(a.decision_function(X), b.decision_function(X.toarray()))
 
 
-def test_readme_python_examples_run(tmp):
-    """The README's Python section, run as a user would from the checkout's folder."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Python\n"):text.index("## File formats\n")]
-    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+def _python_blocks(text: str) -> list[str]:
+    return [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+
+
+def test_readme_python_example_runs(tmp):
+    """The README's Python example, run as a user would after pip install (the sample
+    files from the package), without a warning."""
+    blocks = _python_blocks((ROOT / "README.md").read_text())
+    assert len(blocks) == 1
+    r = subprocess.run([sys.executable, "-c", blocks[0]], cwd=tmp, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Warning" not in r.stderr, r.stderr
+    assert "cheeger-rls beats the supervised svm: accuracy 94" in r.stdout
+    assert (tmp / "pcmac.model").exists()
+
+
+def test_python_page_examples_run(tmp):
+    """The documentation's Python page, its examples run as a user would from the
+    checkout's folder."""
+    section = (ROOT / "docs" / "python.md").read_text()
+    blocks = _python_blocks(section)
     assert len(blocks) >= 2
     (tmp / "sample_data").symlink_to(SAMPLES)
     code = "\n".join(blocks) + "\nprint('score', clf.score(Xt, yt))\n"

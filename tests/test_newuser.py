@@ -159,8 +159,9 @@ def test_a_graph_too_large_for_the_data_names_the_file_and_the_option(tmp):
     assert not (tmp / "m").exists()
 
 
-def test_help_and_readme_agree_on_max_iter():
-    readme = (ROOT / "README.md").read_text()
+def test_help_and_the_documentation_agree_on_max_iter():
+    readme = ((ROOT / "docs" / "commands.md").read_text()
+              + (ROOT / "docs" / "contract.md").read_text())
     assert "Newton steps (`svm`, default 1000)" in readme
     svm = run("ssl-train", "-a", "svm", "-h").stdout
     assert re.search(r"--max-iter INT\s+maximum number of Newton steps\. Range \[1,\s+1000000\], "
