@@ -5,7 +5,7 @@ command in a loop, plus one busy-loop process per CPU available to this process.
 that is N + 2 runnable processes, so a solver that takes its fair share of the CPU runs about
 (N + 2) / N times slower (2x on two CPUs); a parallel region that waits for descheduled threads
 runs far slower (pcmac tsvm: 25x with GNU OpenMP's default spinning wait, see
-solvers/runtime.py).
+solvers/host/pools.py).
 
 Linear solvers on pcmac-svmlin (λ = 0.001, λ_u = 1), kernel and graph solvers on usps49-10 at
 their defaults (usmo with --negatives-as-unlabeled). Each row: median wall seconds of --reps
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ssl_svm.solvers.runtime import available_cpus  # noqa: E402
+from ssl_svm.solvers.host.pools import available_cpus  # noqa: E402
 
 SHARED = Path(os.environ.get("SSL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 BIN = Path(sys.executable).parent

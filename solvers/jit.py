@@ -21,7 +21,7 @@ Compiling the package's code on a first run takes up to a minute. numba announce
 miss with a ``numba:compile`` event; the first one of a process calls :data:`notice` with a
 line saying so (and where the cache goes, when not beside the source), once. The time spent
 holding numba's compiler lock (compiling, or loading from the cache) is counted as one-time
-work (:class:`ssl_svm.solvers.runtime.WarmClock`).
+work (:class:`ssl_svm.solvers.host.numba_start.WarmClock`).
 """
 
 from __future__ import annotations
@@ -49,17 +49,18 @@ log = logging.getLogger("ssl.runtime")
 
 
 def _notice(text: str, warning: bool) -> None:
-    from ssl_svm.solvers import runtime
+    from ssl_svm.solvers.host import numba_start
 
     global said
     said = True
-    if runtime.notice_marker is not None:  # a run with -j workers: said by one process only
+    start = numba_start.current_start()
+    if start.marker is not None:  # a run with -j workers: said by one process only
         try:
-            os.close(os.open(runtime.notice_marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            os.close(os.open(start.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         except OSError:  # another process of the run said it (or the run is over)
             return
-    if runtime.notice_hook is not None:  # a -j worker process: see ssl_cli.parallel
-        runtime.notice_hook(text, warning)
+    if start.hook is not None:  # a -j worker process: see ssl_cli.parallel
+        start.hook(text, warning)
         return
     log.log(logging.WARNING if warning else logging.INFO, "%s", text, extra={"notice": True})
 
@@ -231,9 +232,9 @@ class _CompileNotice(event.Listener):
         if self.said or not getattr(py_func, "__module__", "").startswith(PACKAGE):
             return
         self.said = True
-        from ssl_svm.solvers import runtime
+        from ssl_svm.solvers.host import numba_start
 
-        what = runtime.compile_label or "this solver"
+        what = numba_start.current_start().label or "this solver"
         folder, unsaved = _where(disp)
         if unsaved:
             notice(f"compiling {what}'s numba code in memory: no writable folder for its cache "
@@ -254,8 +255,8 @@ class _CompileNotice(event.Listener):
 class _CompilerTime(event.Listener):
     """Counts the time this process's threads hold (or wait for) numba's compiler lock, which
     covers compiling and loading compiled code from the cache, as one-time work
-    (:func:`ssl_svm.solvers.runtime.add_one_time`), with Python's garbage collector paused
-    (:func:`ssl_svm.solvers.runtime.gc_paused`: the compiler's objects made it run full
+    (:func:`ssl_svm.solvers.host.numba_start.add_one_time`), with Python's garbage collector paused
+    (:func:`ssl_svm.solvers.host.numba_start.gc_paused`: the compiler's objects made it run full
     passes). The lock is re-entrant, so only a thread's outermost hold counts."""
 
     def __init__(self):
@@ -264,9 +265,9 @@ class _CompilerTime(event.Listener):
     def on_start(self, ev):
         depth = getattr(self._local, "depth", 0)
         if depth == 0:
-            from ssl_svm.solvers import runtime
+            from ssl_svm.solvers.host import numba_start
 
-            runtime.pause_gc()
+            numba_start.pause_gc()
             self._local.t0 = time.perf_counter()
         self._local.depth = depth + 1
 
@@ -274,10 +275,10 @@ class _CompilerTime(event.Listener):
         depth = getattr(self._local, "depth", 0) - 1
         self._local.depth = max(0, depth)
         if depth == 0:
-            from ssl_svm.solvers import runtime
+            from ssl_svm.solvers.host import numba_start
 
-            runtime.add_one_time(time.perf_counter() - self._local.t0)
-            runtime.resume_gc()
+            numba_start.add_one_time(time.perf_counter() - self._local.t0)
+            numba_start.resume_gc()
 
 
 _installed = False

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ssl_svm.solvers import linalg_numpy, progress, runtime
+from ssl_svm.solvers import linalg_numpy, progress
+from ssl_svm.solvers.host import budget, numba_start
 from ssl_svm.solvers.multiclass import nth_seed, one_vs_rest
 from ssl_svm.solvers.params import NUMPY_WORK, SOLVER_PARAMS
 from ssl_svm.solvers.registry import ALGORITHMS
@@ -103,7 +104,7 @@ class Routines:
     values, where scipy's call overhead dominates). With ``numpy`` a fit begins on numpy and
     moves to numba for good once CG iterations have done :data:`solvers.params.NUMPY_WORK`
     units of work (a unit: a stored value, a row or a column touched) counted over all of a
-    command's fits (:func:`solvers.runtime.numpy_work_left`; a library fit, inside
+    command's fits (:func:`solvers.host.budget.numpy_work_left`; a library fit, inside
     ``history_free()``, has the whole budget to itself): it has then spent about numba's
     start-up on numpy, so it is never much more than twice the better choice's time; a fit
     that begins after the budget is spent begins on numba. The switch counts work, not
@@ -116,14 +117,14 @@ class Routines:
         self.gram = GramCache()
         # when a check's folds or a path's fits add up to the budget, the rest start on
         # numba, which runs them on all cores
-        self.left = runtime.numpy_work_left(NUMPY_WORK) if numpy else 0
+        self.left = budget.numpy_work_left(NUMPY_WORK) if numpy else 0
         if self.left > 0:
             self.la = linalg_numpy
         else:
             self._start()
 
     def _start(self):
-        runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+        numba_start.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
         from ssl_svm.solvers import linalg
 
         self.la = linalg
@@ -181,7 +182,7 @@ class Routines:
         cap = max(1, self.left // unit)
         opt, it = self.la.cgls(*a, min(itermax, cap), precondition, 1, forcing)
         self.left -= it * unit
-        runtime.spend_numpy_work(it * unit)
+        budget.spend_numpy_work(it * unit)
         if opt or it < cap or it >= itermax:
             return opt, it
         log.debug("CG continues on numba after %d iterations on numpy", it)
@@ -607,8 +608,8 @@ def _fit(name, solve):
         # numpy while numba is not running in this process (the compiled parser of a large
         # file, an earlier fit or a -j worker has paid its start); what starts it follows from
         # a command's inputs and options, so the same command still gives the same bytes (the
-        # library asks for the numpy start always: runtime.history_free)
-        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not runtime.numba_started_before()
+        # library asks for the numpy start always: budget.history_free)
+        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not budget.numba_started_before()
 
         def binary(Y, tag):
             C = class_costs(Y, cost, params["cost_positive"], params["cost_negative"])

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ssl_svm.solvers import linalg_numpy, runtime, s3vm_numpy
+from ssl_svm.solvers import linalg_numpy, s3vm_numpy
 from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.host import budget
 from ssl_svm.solvers.linear import Routines, _csr, fit_svm, l2svm_mfn, resolve_lambda
 from ssl_svm.solvers.multiclass import class_labels, nth_seed, one_vs_rest
 from ssl_svm.solvers.params import DA_LAMBDAS, LOPSIDED, SOLVER_PARAMS
@@ -495,7 +496,7 @@ def _fit(name, solve):
         seeds: list = []
         lams: list = []
         # numpy while numba is not running in this process (solvers.linear.fit_svm's rule)
-        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not runtime.numba_started_before()
+        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not budget.numba_started_before()
 
         def binary(Y, tag):
             w0 = nth_seed(warm, len(seeds))

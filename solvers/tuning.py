@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ssl_svm.solvers import runtime
 from ssl_svm.solvers.crossval import stratified_folds
 from ssl_svm.solvers.errors import MemoryLimitError, ProblemError
+from ssl_svm.solvers.host import pools
 from ssl_svm.solvers.registry import ALGORITHMS
 
 METRICS = ("accuracy", "f1", "auc", "pu")
@@ -216,9 +216,9 @@ def run_group(problem: Problem, points: list[tuple[int, dict]], fold: int, warm:
     along the algorithm's ``warm_path`` parameter). A fit that raises is retried once from a
     cold start; a second failure is recorded in ``error`` and the next point starts cold.
     ``threads`` caps numba's threads (several workers share the cores; None: a Dask worker's
-    share, see :func:`solvers.runtime.limit_threads`).
+    share, see :func:`solvers.host.pools.limit_threads`).
     """
-    runtime.limit_threads(threads)
+    pools.limit_threads(threads)
     algo = ALGORITHMS[problem.algorithm]
     X, y, cost, Xt, _yt, _rows = problem.split(fold)
     seed = None

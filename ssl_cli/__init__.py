@@ -12,9 +12,9 @@ _process.sigint_ignored = _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN
 if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     _signal.signal(_signal.SIGINT, _process.early_interrupt)
 
-from ssl_svm.solvers import runtime as _runtime  # noqa: E402
+from ssl_svm.solvers.host import pools as _pools  # noqa: E402
 
 # Thread pools sized to this process's CPUs and idle OpenMP threads asleep, set before numba
 # and OpenBLAS read the environment (ssl_svm.solvers.runtime says why). The commands own their
 # process; the library (import ssl_svm) leaves its host's environment alone.
-_runtime.configure()
+_pools.configure()

@@ -172,9 +172,10 @@ def _quietly(command, argv: list[str], folder: str) -> None:
 def _listen() -> list[tuple[str, bool]]:
     """Set this process up as a command does and collect, in the list returned, the compile
     notices :mod:`ssl_svm.solvers.jit` gives, as (text, whether it is a warning)."""
-    from ssl_svm.solvers import jit, runtime
+    from ssl_svm.solvers import jit
+    from ssl_svm.solvers.host import pools
 
-    runtime.configure()
+    pools.configure()
     jit.install()
     compiled = []
     jit.notice = lambda text, warning: compiled.append((text, warning))
@@ -187,11 +188,11 @@ def _compile(names: tuple[str, ...], folder: str, files: dict[str, str], say,
     process, and run the cluster blocks' code when ``blocks``."""
     from ssl_svm.cli import predict as predict_cmd
     from ssl_svm.cli import train as train_cmd
-    from ssl_svm.solvers import runtime
+    from ssl_svm.solvers.host import numba_start
 
     # numba running first: the small made-up fits then take the compiled routines they would
     # otherwise leave for numpy (solvers.linear.Routines), as fits on real data do
-    runtime.start_numba()
+    numba_start.start_numba()
     runs = [(i, run) for i, run in enumerate(_runs(files)) if run[0] in names]
     for k, (i, (name, opts, key)) in enumerate(runs):
         model = os.path.join(folder, f"m{i}")
@@ -249,7 +250,8 @@ def main(argv=None) -> int:
     """Run the compile workload; 0 when every run succeeded."""
     import click
 
-    from ssl_svm.solvers import jit, runtime
+    from ssl_svm.solvers import jit
+    from ssl_svm.solvers.host import pools
 
     @click.command(context_settings={"help_option_names": ["-h", "--help"]},
                    help=__doc__.split("\n\n")[0] + "\n\n\b\n" + __doc__.split("\n\n")[1])
@@ -264,7 +266,7 @@ def main(argv=None) -> int:
             if not quiet:
                 click.echo(f"{PROG}: {text} ({time.perf_counter() - t0:.0f} s)", err=True)
 
-        jobs = min(jobs or runtime.available_cpus(), len(GROUPS))
+        jobs = min(jobs or pools.available_cpus(), len(GROUPS))
         compiled = _listen()
         with tempfile.TemporaryDirectory(prefix="ssl-svm-compile-") as folder:
             files = _data(folder)

@@ -22,7 +22,7 @@ import time
 import click
 
 from ssl_svm.formats.errors import DataError
-from ssl_svm.solvers.runtime import available_cpus, default_threads
+from ssl_svm.solvers.host.pools import available_cpus, default_threads
 
 # the names on PyPI: ssl-svm itself is installed from its source, where '.[cluster]' works
 INSTALL_HINT = ("--cluster needs Dask: pip install 'dask[distributed]' (in a source checkout: "
@@ -104,7 +104,7 @@ class Runner:
     def threads_per_worker(self) -> int | None:
         """numba threads per task: this process's threads (NUMBA_NUM_THREADS, OMP_NUM_THREADS
         or the CPUs available) shared out among the local workers; None on Dask, where each
-        task takes its worker's share (:func:`solvers.runtime.limit_threads`)."""
+        task takes its worker's share (:func:`solvers.host.pools.limit_threads`)."""
         if self.client is not None:
             return None
         return max(1, default_threads() // self.workers)
@@ -177,7 +177,7 @@ class Runner:
         tasks unknown, until that long has been spent); returns an iterator over the tasks
         left for the workers, or None when all are done. Results are those of the workers:
         the same code on the same arguments, with this process's threads."""
-        from ssl_svm.solvers import runtime
+        from ssl_svm.solvers.host import pools
 
         budget = self.budget
         it = iter(tasks)
@@ -188,7 +188,7 @@ class Runner:
             except StopIteration:
                 return None
             t0 = time.perf_counter()
-            with runtime.hosted():
+            with pools.hosted():
                 result = fn(*t)
             spent += time.perf_counter() - t0
             done += 1
@@ -204,7 +204,7 @@ class Runner:
 
     def _notice(self) -> tuple[str, str, str] | None:
         """What a worker needs to say that it compiles (see :class:`InWorker`)."""
-        from ssl_svm.solvers import runtime
+        from ssl_svm.solvers.host import numba_start
 
         if self._notice_dir is None:
             try:
@@ -212,23 +212,23 @@ class Runner:
             except OSError:
                 return None
             marker = os.path.join(self._notice_dir, "said")
-            runtime.notice_marker = marker  # this process too: one line per run
+            numba_start.set_start(marker=marker)  # this process too: one line per run
             jit = sys.modules.get("ssl_svm.solvers.jit")
             if jit is not None and jit.said:
                 open(marker, "w").close()  # noqa: SIM115 -- said already, here
         prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "ssl"
-        return prog, runtime.compile_label, self._notice_dir
+        return prog, numba_start.current_start().label, self._notice_dir
 
     def close(self):
         if self.client is not None:
             self.client.close()
             self.client = None
         if self._notice_dir is not None:
-            from ssl_svm.solvers import runtime
+            from ssl_svm.solvers.host import numba_start
 
             shutil.rmtree(self._notice_dir, ignore_errors=True)
             self._notice_dir = None
-            runtime.notice_marker = None
+            numba_start.set_start(marker=None)
 
 
 PR_SET_PDEATHSIG = 1
@@ -254,12 +254,11 @@ class InWorker:
 def _say_compiles_once(prog: str, label: str, folder: str) -> None:
     """In a worker: the compile notice goes straight to stderr (a worker's log prints nothing),
     from the first worker of the run that compiles only (the others find its mark)."""
-    from ssl_svm.solvers import runtime
+    from ssl_svm.solvers.host import numba_start
 
-    if runtime.notice_hook is not None:
+    start = numba_start.current_start()
+    if start.hook is not None:
         return
-    runtime.compile_label = runtime.compile_label or label
-    runtime.notice_marker = os.path.join(folder, "said")
 
     def say(text: str, warning: bool) -> None:
         from ssl_svm.cli.process import safe_text
@@ -270,7 +269,8 @@ def _say_compiles_once(prog: str, label: str, folder: str) -> None:
         except OSError:
             pass
 
-    runtime.notice_hook = say
+    numba_start.set_start(label=start.label or label, marker=os.path.join(folder, "said"),
+                          hook=say)
 
 
 def die_with_parent(parent: int) -> None:

@@ -24,7 +24,7 @@ from ssl_svm.cli.parallel import Progress, Runner, resolve_jobs
 from ssl_svm.cli.solver_options import complete_file
 from ssl_svm.formats import CHUNK_BYTES
 from ssl_svm.formats.errors import DataError
-from ssl_svm.solvers import runtime
+from ssl_svm.solvers.host import pools
 
 CHUNK_MB = CHUNK_BYTES >> 20
 WINDOW_PER_WORKER = 4  # input pieces in flight per worker: memory ~ 4 × (piece + its output)
@@ -45,14 +45,6 @@ def _model(source):
     return hit[2]
 
 
-def blas_threads() -> int | None:
-    """The BLAS thread count of this process (None if no BLAS library is loaded)."""
-    from threadpoolctl import threadpool_info
-
-    n = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
-    return max(n) if n else None
-
-
 def predict_block(model_source, block: bytes, first_line: int, name: str, has_label: bool,
                   zero_based: bool, values: bool, threads: int | None = None,
                   blas: int | None = None, keep_comments: bool = False,
@@ -70,7 +62,7 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
     from ssl_svm.formats.svmlight import block_comments, parse_block
     from ssl_svm.solvers.errors import NonFiniteError
 
-    runtime.limit_threads(threads)
+    pools.limit_threads(threads)
     model = _model(model_source)
     part = parse_block(block, first_line, name, has_label=has_label, zero_based=zero_based,
                        n_features=model.n_features)
@@ -80,9 +72,7 @@ def predict_block(model_source, block: bytes, first_line: int, name: str, has_la
         if blas is None:
             F = model.decision_function(part.X)
         else:
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(blas, user_api="blas"):
+            with pools.blas_limit(blas):
                 F = model.decision_function(part.X)
     except NonFiniteError as e:
         raise DataError(name, str(e), line=int(part.lines[e.row])) from None
@@ -161,7 +151,9 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
 
         from ssl_svm.formats.model_file import read_model
         from ssl_svm.formats.svmlight import _LabelsFile, iter_line_blocks, open_input
-        runtime.compile_label = "ssl-predict"
+        from ssl_svm.solvers.host import numba_start
+
+        numba_start.set_start(label="ssl-predict")
 
     with Outputs({"TEST": test, "MODEL": model_path, "--labels": labels_file}) as outputs:
         out = outputs.add("-" if output is None else output, "predictions")
@@ -198,7 +190,7 @@ def _predict(test, model_path, output, values, probability, libsvm_b, keep_comme
                 else:
                     source = model
                 log.debug("predicting with %s", runner.describe())
-                blas = blas_threads()
+                blas = pools.blas_threads()
                 results = runner.run(_sized, ((source, b, first, test, lab is None, zero_based,
                                                values, runner.threads_per_worker, blas,
                                                keep_comments, probability)

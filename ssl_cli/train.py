@@ -14,7 +14,7 @@ import time
 
 import click
 
-from ssl_svm import training, trust
+from ssl_svm import pipeline, training, trust
 from ssl_svm.cli import process
 from ssl_svm.cli.common import (
     CONTEXT,
@@ -106,13 +106,12 @@ def _load_solver(algo) -> None:
     """Import ``algo``'s module and, unless it starts numba only when a fit needs it (the
     linear solvers: small fits run on numpy alone), numba's thread pool; numba's first use
     (here or in the fit) holds SIGINT and SIGTERM and says when it compiles."""
-    from ssl_svm.solvers import runtime
+    from ssl_svm.solvers.host import numba_start
 
-    runtime.start_guard = process.deferred_signals
-    runtime.compile_label = algo.name
+    numba_start.set_start(guard=process.deferred_signals, label=algo.name)
     algo.fit  # noqa: B018 -- imports the solver's module
     if not algo.numpy_nnz:
-        runtime.start_numba(what=algo.name)
+        numba_start.start_numba(what=algo.name)
 
 
 @click.command(cls=SolverCommand, context_settings=CONTEXT, epilog=_epilog(),
@@ -303,22 +302,20 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
         log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
     init = read_model(init_model) if init_model is not None else None
     trust.expect_check(algo, data.y, check)
-    from ssl_svm.solvers.runtime import WarmClock
-
-    with WarmClock() as clock:  # without a first run's compiling: what a fold would take
-        m = training.fit(algo, prepared, params, run, probability=probability, seed=seed,
-                         init=init, init_source=init_model or "", verbose=verbose)
-    trust.check_fit(algo, prepared, params, run, m, clock.seconds, check, seed=seed,
-                    source=train)
+    result = pipeline.train(prepared, pipeline.Request(
+        algo, params, run, probability=probability, seed=seed, init=init,
+        init_source=init_model or "", check=check, source=train,
+        transductive=pred_out is not None, verbose=verbose))
+    m = result.model
     if verbose:
-        from ssl_svm.solvers.runtime import describe_threads
+        from ssl_svm.solvers.host.pools import describe_threads
 
         log.debug("threads: %s", describe_threads())
         log.debug("timings: %s", " ".join(f"{k}={v[0]:.3g} s" for k, v in m.stats.items()
                                           if k.endswith("_time")))
     model_out.write(model_to_text(m))
     if pred_out is not None:
-        F_unl = training.transductive_values(m, prepared)
+        F_unl = result.values
         comments = None
         if keep_comments:
             rows = (~prepared.labeled).nonzero()[0]

@@ -16,7 +16,7 @@ import time
 import click
 import numpy as np
 
-from ssl_svm import auto
+from ssl_svm import auto, pipeline
 from ssl_svm.cli import process
 from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
 from ssl_svm.cli.grid import parse_grid
@@ -440,8 +440,8 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
             log.info("score plot written to %s", plot_file)
         if out_model is not None:
             tb = time.perf_counter()
-            m = algo.fit(data.X, data.y, data.cost, {**params, **points[best]}, **run)
-            restore_labels(m, codes)
+            m = pipeline.train(prepared, pipeline.Request(algo, {**params, **points[best]},
+                                                          run)).model
             from ssl_svm.formats.model_file import model_to_text
 
             out.write(model_to_text(m))

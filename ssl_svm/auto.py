@@ -124,11 +124,11 @@ def fitted_model(problems: dict, fitted: dict, name: str, point: dict):
     ``ssl-train -a svm`` writes."""
     key = (name, point_key(point))
     if key not in fitted:
-        from ssl_svm.solvers import runtime
+        from ssl_svm.solvers.host import budget
 
         p = problems[name]
         t0 = time.perf_counter()
-        with runtime.history_free():
+        with budget.history_free():
             m = ALGORITHMS[name].fit(p.X, p.y, p.cost, {**p.params, **point}, **p.run)
         fitted[key] = (m, time.perf_counter() - t0)
     return fitted[key]

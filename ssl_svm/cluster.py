@@ -357,10 +357,10 @@ class BlockHost:
         only if numba starts its threads here) and numba's threads at this host's share; the
         worker's environment and its thread setting put back after it (a Dask worker runs
         other tasks, and other users' tasks, too)."""
-        from ssl_svm.solvers import runtime
+        from ssl_svm.solvers.host import pools
 
-        saved = {k: os.environ.get(k) for k in runtime.POOL_VARIABLES}
-        runtime.configure()
+        saved = {k: os.environ.get(k) for k in pools.POOL_VARIABLES}
+        pools.configure()
         import numba
 
         before = numba.get_num_threads()

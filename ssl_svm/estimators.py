@@ -33,11 +33,11 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ssl_svm import training, trust
+from ssl_svm import pipeline, training, trust
 from ssl_svm.exceptions import DataError, SolverWarning, UncheckedWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
-from ssl_svm.solvers import runtime
+from ssl_svm.solvers.host import budget, pools
 from ssl_svm.solvers.registry import ALGORITHMS
 
 # registry parameter name -> constructor keyword, where the name is not a valid one
@@ -91,7 +91,7 @@ def _solver_context(verbose, n_jobs, algo=None):
     """Around a fit or a prediction: the solvers' warnings as Python warnings, their progress
     on stderr if ``verbose``, numba's and BLAS's threads at most ``n_jobs`` (None: as they
     are; -1: the CPUs available), a fit's path independent of what the process ran before
-    (:func:`ssl_svm.solvers.runtime.history_free`). Everything is put back afterwards."""
+    (:func:`ssl_svm.solvers.host.budget.history_free`). Everything is put back afterwards."""
 
     if algo is not None and n_jobs is not None:
         algo.fit  # noqa: B018 -- its module (and numba, for most solvers) loaded first
@@ -103,18 +103,16 @@ def _solver_context(verbose, n_jobs, algo=None):
         ssl_log.setLevel(logging.INFO)
     try:
         with contextlib.ExitStack() as stack:
-            stack.enter_context(runtime.history_free())
+            stack.enter_context(budget.history_free())
             if n_jobs is not None:
-                threads = runtime.available_cpus() if n_jobs < 0 else max(1, int(n_jobs))
-                stack.enter_context(runtime.thread_limit(threads))
+                threads = pools.available_cpus() if n_jobs < 0 else max(1, int(n_jobs))
+                stack.enter_context(pools.thread_limit(threads))
             if algo is not None and algo.linear_model:
                 # the linear solvers' BLAS calls are vector operations; OpenBLAS's idle threads
                 # spin ~0.1 s after each and take the cores from numba's loops (a9a-100 tsvm
                 # 5.2 s against 3.9 s); the commands set OPENBLAS_THREAD_TIMEOUT instead, which
                 # a library cannot once OpenBLAS has loaded
-                from threadpoolctl import threadpool_limits
-
-                stack.enter_context(threadpool_limits(1, user_api="blas"))
+                stack.enter_context(pools.blas_limit(1))
             yield
     finally:
         _state.verbose = old_verbose
@@ -309,17 +307,14 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
         with _solver_context(self.verbose, self.n_jobs, algo):
             prepared = training.prepare(algo, data, keep_unlabeled=True)
             prepared.codes = codes
-            # the fit's time without a cold start's compiling: what each fold would take
-            with runtime.WarmClock() as clock:
-                model = training.fit(algo, prepared, params, run,
-                                     probability=self._probability(), seed=seed, init=init,
-                                     init_source="the previous fit", verbose=bool(self.verbose))
-            self.check_ = trust.check_fit(
-                algo, prepared, params, run, model, clock.seconds, check, seed=seed,
-                source=None, on_skip=lambda why: warn(
+            result = pipeline.train(prepared, pipeline.Request(
+                algo, params, run, probability=self._probability(), seed=seed, init=init,
+                init_source="the previous fit", check=check, source=None,
+                on_skip=lambda why: warn(
                     f"{type(self).__name__}: not checked against the supervised svm: {why}",
-                    UncheckedWarning))
-            F_unl = training.transductive_values(model, prepared)
+                    UncheckedWarning),
+                transductive=True, verbose=bool(self.verbose)))
+            model, self.check_, F_unl = result.model, result.check, result.values
         self._set_fitted(model, classes, label_index)
         transduction = np.empty(y.size, dtype=classes.dtype)
         transduction[~unl] = y[~unl]
@@ -931,10 +926,10 @@ class _JoblibRunner:
     :class:`ssl_svm.auto.SerialRunner` protocol); each task's threads a share of the CPUs."""
 
     def __init__(self, n_jobs: int, n_tasks: int):
-        cpus = runtime.available_cpus()
+        cpus = pools.available_cpus()
         workers = cpus if n_jobs < 0 else int(n_jobs)
         self.workers = max(1, min(workers, cpus, n_tasks))
-        self.threads_per_worker = max(1, runtime.default_threads() // self.workers)
+        self.threads_per_worker = max(1, pools.default_threads() // self.workers)
 
     def describe(self) -> str:
         return f"{self.workers} local processes"

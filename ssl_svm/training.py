@@ -118,8 +118,8 @@ def check_pu_labels(data, negatives_as_unlabeled: bool) -> None:
 def check_width(data, n_classes: int) -> None:
     """A feature index so large that the weight vectors cannot fit: an error naming the row
     that holds it and the memory it would need, before the solver tries to allocate it."""
+    from ssl_svm.solvers.host.pools import default_threads
     from ssl_svm.solvers.kernels import default_memory_limit, human_bytes
-    from ssl_svm.solvers.runtime import default_threads
 
     d = data.X.shape[1]
     functions = 1 if n_classes <= 2 else n_classes

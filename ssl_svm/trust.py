@@ -396,12 +396,12 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
         else:  # the labeled rows keep their order, so their folds are the same
             pred[rows] = held_out_predictions(algo.fit, X[rows], y[rows], cost[rows], params,
                                               k, seed, run)
-        from ssl_svm.solvers import runtime
+        from ssl_svm.solvers.host import budget
 
         # the baseline's fits start on numpy when small, whatever ran before: a first run
         # whose fit was too slow to be checked then leaves no svm code uncompiled that a
         # second, checked run would compile (and say so)
-        with runtime.history_free():
+        with budget.history_free():
             base, lam = baseline_predictions(X[lab], y[lab], cost[lab], k, seed, params)
             cover = None
             if unlabeled is not None:
@@ -492,9 +492,9 @@ def expect_check(algo, y, how: str = "auto") -> None:
     2.59 s on numba). It depends on the command's inputs and options only, so the same
     command still writes the same bytes."""
     if may_check(algo, y, how) and folds_for(y) > 0:
-        from ssl_svm.solvers import runtime
+        from ssl_svm.solvers.host import budget
 
-        runtime.numpy_start_over()
+        budget.numpy_start_over()
 
 
 def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str = "auto", *,

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ssl_svm.solvers import runtime
+from ssl_svm.solvers.host import budget, pools
 
 # The suite runs the solvers in its own process, as a command does: set its thread pools up as
 # the commands do for theirs (numba's tbb layer, idle OpenMP/OpenBLAS threads asleep), before
 # any test module loads numba or a BLAS. The library leaves that to its host; here the suite
 # is the host (before the library layer, `import solvers` did this at collection, and the
 # in-process solver tests ran 1.5x slower without it).
-runtime.configure()
+pools.configure()
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SSL_SHARED", ROOT.parent / "shared")).resolve()
@@ -58,8 +58,8 @@ def ssl_train(*args, **kw):
 @pytest.fixture(autouse=True)
 def fresh_numpy_budget(monkeypatch):
     """Each test's in-process fits begin with the whole numpy budget of a fresh command
-    (solvers.runtime.numpy_work_left), whatever the tests before it in this process spent."""
-    monkeypatch.setattr(runtime, "_numpy_spent", 0)
+    (solvers.host.budget.numpy_work_left), whatever the tests before it in this process spent."""
+    monkeypatch.setattr(budget, "_numpy_spent", 0)
 
 
 @pytest.fixture

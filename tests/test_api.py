@@ -321,6 +321,7 @@ def test_wheel_installs_one_package(tmp):
     assert {t for t in tops if not t.endswith(".dist-info")} == {"ssl_svm"}
     names = zipfile.ZipFile(wheel).namelist()
     for module in ("ssl_svm/estimators.py", "ssl_svm/cli/train.py", "ssl_svm/solvers/s3vm.py",
+                   "ssl_svm/solvers/host/pools.py",
                    "ssl_svm/formats/svmlight.py", "ssl_svm/sample_data/pcmac.train",
                    "ssl_svm/sample_data/shuttle.test"):
         assert module in names

@@ -594,11 +594,11 @@ def test_a_stranger_attacking_mid_fit_changes_nothing(tmp):
 def _limit_in_task():
     import sys
 
-    from ssl_svm.solvers import runtime
+    from ssl_svm.solvers.host import pools
 
     fresh = "numba" not in sys.modules
     before = dict(os.environ)
-    runtime.limit_threads(None)
+    pools.limit_threads(None)
     import numba
 
     return fresh, before == dict(os.environ), numba.get_num_threads()

@@ -241,7 +241,7 @@ def _ignoring():
 
 
 def _importing(pid: int) -> bool:
-    """The program is importing its packages: solvers.runtime has loaded libtbb."""
+    """The program is importing its packages: solvers.host.pools has loaded libtbb."""
     return "libtbb" in Path(f"/proc/{pid}/maps").read_text()
 
 

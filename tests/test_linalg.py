@@ -12,7 +12,8 @@ from scipy.optimize import minimize_scalar
 
 from ssl_svm.formats.svmlight import read_dataset
 from ssl_svm.solvers import linalg as la
-from ssl_svm.solvers import linalg_numpy, linear, runtime
+from ssl_svm.solvers import linalg_numpy, linear
+from ssl_svm.solvers.host import budget
 from ssl_svm.solvers.linear import l2svm_mfn, rls_cgls
 
 # the numba routines, and the numpy ones small fits begin on (solvers.linear.Routines)
@@ -225,7 +226,7 @@ def test_svm_reaches_the_optimum_at_any_feature_scale(name, rows, scale):
     C = np.ones(Y.size)
     lam = 1e-3
     f_exact = la.svm_objective(X, Y, C, lam, exact_l2svm(X, Y, C, lam), 1.0)
-    with runtime.history_free():  # a fit of its own: the whole numpy budget
+    with budget.history_free():  # a fit of its own: the whole numpy budget
         on_numpy = l2svm_mfn(X, Y, C, lam, numpy=True)
     assert on_numpy.converged, on_numpy.reason
     assert abs(on_numpy.objective - f_exact) <= 1e-6 * f_exact, (on_numpy.objective, f_exact)
@@ -329,7 +330,7 @@ def test_a_fit_moves_to_numba_after_its_numpy_work_budget(monkeypatch, caplog, f
     ref = l2svm_mfn(X, Y, C, 0.001, forcing=forcing)
     unit = X.nnz + X.shape[0] + X.shape[1] + 1
     monkeypatch.setattr(linear, "NUMPY_WORK", 25 * unit)  # 25 CG iterations on numpy
-    with caplog.at_level("DEBUG", logger="ssl.solver.linear"), runtime.history_free():
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"), budget.history_free():
         r1 = l2svm_mfn(X, Y, C, 0.001, forcing=forcing, numpy=True)
         assert "CG continues on numba after" in caplog.text
         r2 = l2svm_mfn(X, Y, C, 0.001, forcing=forcing, numpy=True)
@@ -337,7 +338,7 @@ def test_a_fit_moves_to_numba_after_its_numpy_work_budget(monkeypatch, caplog, f
     assert r1.objective == pytest.approx(ref.objective, rel=1e-9)
     np.testing.assert_array_equal(r1.w, r2.w)
     caplog.clear()
-    with caplog.at_level("DEBUG", logger="ssl.solver.linear"), runtime.history_free():
+    with caplog.at_level("DEBUG", logger="ssl.solver.linear"), budget.history_free():
         r = rls_cgls(X, Y, C, 0.001, numpy=True)
     assert "CG continues on numba after 25 iterations" in caplog.text
     assert r.objective == pytest.approx(rls_cgls(X, Y, C, 0.001).objective, rel=1e-9)
@@ -356,12 +357,12 @@ def test_a_commands_fits_share_one_numpy_budget(monkeypatch, caplog):
     with caplog.at_level("DEBUG", logger="ssl.solver.linear"):
         first = l2svm_mfn(X, Y, C, 0.001, numpy=True)
         assert "CG continues on numba after" in caplog.text
-        assert runtime.numpy_work_left(linear.NUMPY_WORK) == 0
+        assert budget.numpy_work_left(linear.NUMPY_WORK) == 0
         caplog.clear()
         second = l2svm_mfn(X, Y, C, 0.001, numpy=True)  # on numba from its start
         assert "CG continues on numba" not in caplog.text
-        with runtime.history_free():
-            assert runtime.numpy_work_left(linear.NUMPY_WORK) == 25 * unit
+        with budget.history_free():
+            assert budget.numpy_work_left(linear.NUMPY_WORK) == 25 * unit
             third = l2svm_mfn(X, Y, C, 0.001, numpy=True)
         assert "CG continues on numba after" in caplog.text
     assert second.objective == pytest.approx(first.objective, rel=1e-9)

@@ -99,7 +99,7 @@ def test_the_first_tasks_run_here_until_the_rest_looks_worth_workers(monkeypatch
     import time
 
     from ssl_svm.cli import parallel
-    from ssl_svm.solvers import runtime
+    from ssl_svm.solvers.host import pools as host_pools
 
     pools = []
 
@@ -119,7 +119,7 @@ def test_the_first_tasks_run_here_until_the_rest_looks_worth_workers(monkeypatch
     hosted = []
 
     def quick(i):
-        hosted.append(getattr(runtime._hosted, "on", False))
+        hosted.append(getattr(host_pools._hosted, "on", False))
         return i * i
 
     monkeypatch.setenv("SSL_SVM_SERIAL_SECONDS", "2")

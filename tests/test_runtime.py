@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import BIN, SAMPLES, run, shared
 
-from ssl_svm.solvers import runtime
+from ssl_svm.solvers.host import numba_start, pools
 
 # the variables configure() reads or sets: tests start each command without the ones the test
 # process itself inherited from ssl_svm.solvers/__init__
@@ -28,47 +28,47 @@ def test_cgroup_v2_quota_is_the_smallest_along_the_ancestors(tmp):
     _write(tmp / "root" / "job" / "step" / "cpu.max", "max 100000\n")
     _write(tmp / "root" / "job" / "cpu.max", "150000 100000\n")
     _write(tmp / "root" / "cpu.max", "400000 100000\n")
-    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) == 1.5
+    assert pools.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) == 1.5
 
 
 def test_cgroup_v1_quota_and_no_quota(tmp):
     _write(tmp / "proc", "4:memory:/x\n2:cpu,cpuacct:/job\n")
     _write(tmp / "root" / "cpu,cpuacct" / "job" / "cpu.cfs_quota_us", "50000\n")
     _write(tmp / "root" / "cpu,cpuacct" / "job" / "cpu.cfs_period_us", "100000\n")
-    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) == 0.5
+    assert pools.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) == 0.5
     _write(tmp / "root" / "cpu,cpuacct" / "job" / "cpu.cfs_quota_us", "-1\n")
-    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) is None
-    assert runtime.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "missing")) is None
+    assert pools.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "proc")) is None
+    assert pools.cgroup_cpu_limit(str(tmp / "root"), str(tmp / "missing")) is None
 
 
 def test_available_cpus_rounds_a_quota_up_and_never_exceeds_the_affinity(monkeypatch):
     affinity = len(os.sched_getaffinity(0))
-    monkeypatch.setattr(runtime, "cgroup_cpu_limit", lambda: 0.3)
-    assert runtime.available_cpus() == 1
-    monkeypatch.setattr(runtime, "cgroup_cpu_limit", lambda: 1000.0)
-    assert runtime.available_cpus() == affinity
-    monkeypatch.setattr(runtime, "cgroup_cpu_limit", lambda: None)
-    assert runtime.available_cpus() == affinity
+    monkeypatch.setattr(pools, "cgroup_cpu_limit", lambda: 0.3)
+    assert pools.available_cpus() == 1
+    monkeypatch.setattr(pools, "cgroup_cpu_limit", lambda: 1000.0)
+    assert pools.available_cpus() == affinity
+    monkeypatch.setattr(pools, "cgroup_cpu_limit", lambda: None)
+    assert pools.available_cpus() == affinity
 
 
 def test_configure_keeps_what_the_user_set():
     env = {}
-    runtime.configure(env)
+    pools.configure(env)
     assert env["OMP_WAIT_POLICY"] == "passive"
     assert env["OPENBLAS_THREAD_TIMEOUT"] == "4"
-    assert env["NUMBA_NUM_THREADS"] == str(runtime.available_cpus())
-    assert env["OPENBLAS_NUM_THREADS"] == str(runtime.available_cpus())
+    assert env["NUMBA_NUM_THREADS"] == str(pools.available_cpus())
+    assert env["OPENBLAS_NUM_THREADS"] == str(pools.available_cpus())
     env = {"OMP_NUM_THREADS": "3,2", "OMP_WAIT_POLICY": "active"}
-    runtime.configure(env)
+    pools.configure(env)
     assert env["NUMBA_NUM_THREADS"] == "3"
     assert env["OMP_WAIT_POLICY"] == "active"
     assert "OPENBLAS_NUM_THREADS" not in env  # OpenBLAS reads OMP_NUM_THREADS itself
     env = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "4", "OPENBLAS_THREAD_TIMEOUT": "28"}
-    runtime.configure(env)
+    pools.configure(env)
     assert env["NUMBA_NUM_THREADS"] == "1" and env["OPENBLAS_THREAD_TIMEOUT"] == "28"
     env = {"NUMBA_NUM_THREADS": "zero", "OMP_NUM_THREADS": "nonsense"}
-    runtime.configure(env)
-    assert env["NUMBA_NUM_THREADS"] == str(runtime.available_cpus())
+    pools.configure(env)
+    assert env["NUMBA_NUM_THREADS"] == str(pools.available_cpus())
 
 
 def _threads_line(**env):
@@ -82,7 +82,7 @@ def _threads_line(**env):
 def test_training_runs_on_tbb_with_the_cpus_available():
     """pcmac tsvm runs threaded products (its rows hold more than PARALLEL_NNZ values): on the
     tbb layer, whose loops do not stall when another process holds a core."""
-    n = runtime.available_cpus()
+    n = pools.available_cpus()
     line = _threads_line()
     assert f"numba {n} threads (tbb layer)" in line, line
     assert f"{n} CPUs available" in line
@@ -101,7 +101,7 @@ def test_jobs_are_capped_at_the_cpus(tmp):
     run("ssl-train", "-q", "-a", "svm", SAMPLES / "pcmac.train", model, check=0)
     one = run("ssl-predict", data, model, check=0)
     many = run("ssl-predict", "-j", "64", "--chunk-mb", "1", data, model, check=0)
-    n = runtime.available_cpus()
+    n = pools.available_cpus()
     assert many.stdout == one.stdout
     if n < 64:
         assert (f"-j 64: {n} CPU{'' if n == 1 else 's'} available to this process; running "
@@ -139,10 +139,10 @@ def test_help_and_option_errors_load_no_numerical_library(prog, args):
 
 def test_numba_starts_once_inside_the_guard(monkeypatch):
     """svm and rls start numba inside the fit, when it needs it: the start holds the signals
-    (start_guard) once, and names the solver for the compile notice unless a command named
-    it first."""
-    monkeypatch.setattr(runtime, "_started", set())
-    monkeypatch.setattr(runtime, "compile_label", "")
+    (the Start's guard) once, and names the solver for the compile notice unless a command
+    named it first."""
+    monkeypatch.setattr(numba_start, "_started", set())
+    monkeypatch.setattr(numba_start, "_start", numba_start.Start())
     held = []
 
     class Guard:
@@ -152,15 +152,16 @@ def test_numba_starts_once_inside_the_guard(monkeypatch):
         def __exit__(self, *exc):
             return False
 
-    monkeypatch.setattr(runtime, "start_guard", Guard)
-    runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
-    runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
-    assert held == [True]
-    assert runtime.compile_label == "the linear solvers"
-    monkeypatch.setattr(runtime, "compile_label", "svm")
-    monkeypatch.setattr(runtime, "_started", set())
-    runtime.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
-    assert runtime.compile_label == "svm"
+    with numba_start.starting(guard=Guard):
+        numba_start.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+        numba_start.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+        assert held == [True]
+        assert numba_start.current_start().label == "the linear solvers"
+    assert numba_start.current_start() == numba_start.Start()  # put back after the block
+    numba_start.set_start(label="svm")
+    monkeypatch.setattr(numba_start, "_started", set())
+    numba_start.start_numba(("ssl_svm.solvers.linalg",), what="the linear solvers")
+    assert numba_start.current_start().label == "svm"
 
 
 def test_a_warm_clock_leaves_out_compiling():
@@ -180,19 +181,19 @@ def test_a_warm_clock_leaves_out_compiling():
     def affine(x):
         return 2.0 * x + 1.0
 
-    with runtime.WarmClock() as clock:
-        before = runtime.one_time_seconds()
+    with numba_start.WarmClock() as clock:
+        before = numba_start.one_time_seconds()
         t0 = time.perf_counter()
         assert affine(1.0) == 3.0
         first = time.perf_counter() - t0
-        counted = runtime.one_time_seconds() - before
+        counted = numba_start.one_time_seconds() - before
         time.sleep(0.1)
     assert first > 0.01 and 0.9 * first <= counted <= first
     assert 0.1 <= clock.seconds < 0.1 + first / 2
-    with runtime.WarmClock() as again:  # compiled now: nothing left out
-        before = runtime.one_time_seconds()
+    with numba_start.WarmClock() as again:  # compiled now: nothing left out
+        before = numba_start.one_time_seconds()
         affine(2.0)
-    assert runtime.one_time_seconds() == before and again.seconds < 0.01
+    assert numba_start.one_time_seconds() == before and again.seconds < 0.01
 
 
 def test_the_collector_pauses_while_numba_compiles_and_comes_back_as_it_was():
@@ -226,25 +227,26 @@ def test_the_collector_pauses_while_numba_compiles_and_comes_back_as_it_was():
     assert seen == [False] and gc.isenabled()
     gc.disable()
     try:
-        with runtime.gc_paused():
+        with numba_start.gc_paused():
             assert not gc.isenabled()
         assert not gc.isenabled()  # the host had it off: still off
     finally:
         gc.enable()
-    runtime.pause_gc()
-    other = threading.Thread(target=lambda: (runtime.pause_gc(), runtime.resume_gc()))
+    numba_start.pause_gc()
+    other = threading.Thread(target=lambda: (numba_start.pause_gc(), numba_start.resume_gc()))
     other.start()
     other.join()
     assert not gc.isenabled()  # the other thread's pause ended; this one's has not
-    runtime.resume_gc()
+    numba_start.resume_gc()
     assert gc.isenabled()
 
 
 def test_the_compile_notice_comes_once_per_process_and_only_when_compiling(tmp):
     """A cache miss of a package function calls jit.notice once; a hit does not."""
     code = ("import numpy as np\n"
-            "from ssl_svm.solvers import jit, runtime\n"
-            "runtime.compile_label = 'svm'\n"
+            "from ssl_svm.solvers import jit\n"
+            "from ssl_svm.solvers.host import numba_start\n"
+            "numba_start.set_start(label='svm')\n"
             "jit.notice = lambda text, warning: print('NOTICE', warning, text)\n"
             "from ssl_svm.solvers import linalg\n"
             "linalg.sq_norm(np.ones(3)); linalg.sq_norm(np.ones(3))\n"
@@ -294,8 +296,8 @@ def test_a_task_share_set_before_numba_starts_sizes_its_pool():
     """A -j worker's share of the CPUs, set while numba is not loaded (small linear fits never
     load it), becomes the size of numba's pool when something starts it."""
     code = ("import os, sys\n"
-            "from ssl_svm.solvers import runtime\n"
-            "runtime.limit_threads(1)\n"
+            "from ssl_svm.solvers.host import pools\n"
+            "pools.limit_threads(1)\n"
             "assert 'numba' not in sys.modules\n"
             "import numba\n"
             "print(numba.get_num_threads(), numba.config.NUMBA_NUM_THREADS)")
@@ -320,13 +322,13 @@ def test_a_dask_task_takes_its_workers_share_of_the_cpus(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", fake)
     before = numba.get_num_threads()
     try:
-        runtime.limit_threads(None)
-        want = max(1, min(runtime.available_cpus() // 2, numba.config.NUMBA_NUM_THREADS))
+        pools.limit_threads(None)
+        want = max(1, min(pools.available_cpus() // 2, numba.config.NUMBA_NUM_THREADS))
         assert numba.get_num_threads() == want
-        runtime.limit_threads(1)
+        pools.limit_threads(1)
         assert numba.get_num_threads() == 1
     finally:
         numba.set_num_threads(before)
     fake.get_worker = lambda: (_ for _ in ()).throw(ValueError("no worker"))
-    runtime.limit_threads(None)  # outside a worker: unchanged
+    pools.limit_threads(None)  # outside a worker: unchanged
     assert numba.get_num_threads() == before

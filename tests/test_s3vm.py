@@ -210,13 +210,14 @@ def test_a_fit_begun_on_numpy_is_the_numba_fit(monkeypatch, caplog, algo):
     objective with the same switches or annealing rounds; with a budget of 25 CG iterations of
     work the fit moves to numba once, for all of its later retrainings (one budget per fit,
     not per retraining), and is deterministic."""
-    from ssl_svm.solvers import linear, runtime
+    from ssl_svm.solvers import linear
+    from ssl_svm.solvers.host import budget
 
     d = load("pcmac-svmlin")
     r = split_r("pcmac-svmlin")
 
     def fit(numpy):
-        with runtime.history_free():  # each fit with the whole budget, as in the library
+        with budget.history_free():  # each fit with the whole budget, as in the library
             if algo == "tsvm":
                 return tsvm_binary(d.X, d.y, 0.001, 1.0, 10000, r, numpy=numpy)
             return da_binary(d.X, d.y, 0.001, 1.0, r, numpy=numpy)

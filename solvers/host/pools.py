@@ -1,4 +1,5 @@
-"""How many threads this process runs, and how idle threads wait: set before numba starts.
+"""How many threads this process runs, and how idle threads wait: set before numba starts;
+the BLAS's threads; the limits a library call or a ``-j`` worker holds them to.
 
 Users run the toolkit on shared nodes, beside their own ``-j`` workers and inside containers
 with a CPU quota, where three defaults of the libraries underneath collapse (measured: the
@@ -25,14 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import gc
-import importlib
 import math
 import os
 import sys
 import sysconfig
 import threading
-import time
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 PROC_CGROUP = "/proc/self/cgroup"
@@ -189,11 +187,12 @@ def limit_threads(threads: int | None) -> None:
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
 
 
+
 _hosted = threading.local()
 
 
 @contextlib.contextmanager
-def _flag_set(local: threading.local, name: str):
+def thread_flag(local: threading.local, name: str):
     """Inside the block, this thread's flag ``local.name`` is True; put back afterwards."""
     old = getattr(local, name, False)
     setattr(local, name, True)
@@ -207,7 +206,7 @@ def hosted():
     """Inside the block a task meant for a worker process runs in this one as it is:
     :func:`limit_threads` leaves this process's threads alone (the command line runs the
     first tasks of a ``-j`` run itself while they are few and short)."""
-    return _flag_set(_hosted, "on")
+    return thread_flag(_hosted, "on")
 
 
 def _dask_share() -> int | None:
@@ -225,147 +224,15 @@ def _dask_share() -> int | None:
     return max(1, available_cpus() // max(1, int(nthreads)))
 
 
-# Inside history_free(): a small linear fit starts on numpy even when numba already runs.
-_history = threading.local()
-
-
-def history_free():
-    """Inside the block, a fit's path (numpy start or not, :class:`solvers.linear.Routines`)
-    follows from its own data alone, not from whether numba already runs in the process. The
-    commands skip the numpy start once numba runs (a command's inputs decide that, so the same
-    command still gives the same bytes); the library must give the same result whatever its
-    host ran before."""
-    return _flag_set(_history, "free")
-
-
-# units of CG work this process's fits have done on numpy (solvers.linear.Routines), outside
-# history_free(): a command's later fits (the check's folds, λ auto's) start on numba once
-# they add up to one fit's budget
-_numpy_spent = 0
-
-
-def numpy_work_left(budget: int) -> int:
-    """What a fit beginning on numpy may spend there: ``budget``, less what this process's
-    fits have spent before it unless inside :func:`history_free` (the library's fits each
-    have the whole budget)."""
-    if getattr(_history, "free", False):
-        return budget
-    return max(0, budget - _numpy_spent)
-
-
-def spend_numpy_work(units: int) -> None:
-    """Count ``units`` of a fit's numpy work against the process's (see
-    :func:`numpy_work_left`)."""
-    global _numpy_spent
-    if not getattr(_history, "free", False):
-        _numpy_spent += units
-
-
-# what numba's start costs a process before any work (its import, its target's set-up,
-# loading the linear kernels from the cache): measured 0.5-0.7 s on this project's machine
-NUMBA_START_SECONDS = 0.5
-
-
-def numpy_start_over() -> None:
-    """This process's later fits begin on numba: for a command whose fits together take
-    longer on numpy than numba's start (a fit and its check's cross-validation). Nothing
-    inside :func:`history_free` (the library's fits keep their own budgets)."""
-    global _numpy_spent
-    if not getattr(_history, "free", False):
-        _numpy_spent = sys.maxsize
-
-
-def numba_started_before() -> bool:
-    """Whether numba runs in this process and may be used from a fit's start (see
-    :func:`history_free`)."""
-    return "numba" in sys.modules and not getattr(_history, "free", False)
-
-
-# gc_paused(): how many blocks are inside it (all threads), and whether the collector was on
-# when the first began
-_gc_pauses = 0
-_gc_was_on = False
-_gc_lock = threading.Lock()
-
-
-def pause_gc() -> None:
-    """Begin a :func:`gc_paused` block by hand (:mod:`ssl_svm.solvers.jit` around numba's
-    compiler); each call needs one :func:`resume_gc`."""
-    global _gc_pauses, _gc_was_on
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_was_on = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-
-
-def resume_gc() -> None:
-    """End a :func:`pause_gc`: the last one to end turns the collector back on if it was."""
-    global _gc_pauses
-    with _gc_lock:
-        _gc_pauses = max(0, _gc_pauses - 1)
-        if _gc_pauses == 0 and _gc_was_on:
-            gc.enable()
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Inside the block (in any thread), Python's cyclic garbage collector does not run; it is
-    put back as it was when the last such block ends. numba's import and its loading of
-    compiled code from the cache allocate some 180,000 objects that live on, and the collector
-    ran two full passes over them: numba's start alone took 0.94-1.14 s of CPU with them and
-    0.70-1.02 s without, beside other work (on a quiet whole lapsvm run the difference was
-    within the noise: 0.98x)."""
-    pause_gc()
-    try:
-        yield
-    finally:
-        resume_gc()
-
-
-# seconds this process has spent on work done once per process: numba's compiler (compiling,
-# or loading compiled code from the cache: :mod:`ssl_svm.solvers.jit` times its lock) and
-# :func:`start_numba`'s imports and thread pool
-_one_time = 0.0
-_one_time_lock = threading.Lock()
-
-
-def add_one_time(seconds: float) -> None:
-    """Count ``seconds`` of one-time work (see :func:`one_time_seconds`)."""
-    global _one_time
-    with _one_time_lock:
-        _one_time += max(0.0, seconds)
-
-
-def one_time_seconds() -> float:
-    """The seconds this process has spent so far on work it does once: numba's compiler
-    (compiling or loading from the cache) and starting numba. A fit's time less what this
-    grew by during it is what the same fit takes again (:class:`WarmClock`)."""
-    return _one_time
-
-
-class WarmClock:
-    """``with WarmClock() as c: …`` then ``c.seconds``: the block's wall time less the one-time
-    work done meanwhile (:func:`one_time_seconds`, counted over the process's threads), so
-    about what the block would take when run again in this process. A first fit on a cold
-    numba cache compiles for up to a minute; the check after a fit estimates its folds' time
-    from this, not from the compile."""
-
-    seconds = 0.0
-
-    def __enter__(self):
-        self._t0 = time.perf_counter()
-        self._o0 = one_time_seconds()
-        return self
-
-    def __exit__(self, *exc):
-        elapsed = time.perf_counter() - self._t0
-        self.seconds = max(0.0, elapsed - (one_time_seconds() - self._o0))
-        return False
-
 
 # threads a numba pool that starts inside thread_limit() is held to (in the thread that set it)
 _limit = threading.local()
+
+
+def held_threads() -> int | None:
+    """The threads this thread's :func:`thread_limit` block holds numba and the BLAS to, or
+    None outside one (a numba pool that starts inside the block starts held to it)."""
+    return getattr(_limit, "threads", None)
 
 
 @contextlib.contextmanager
@@ -383,9 +250,7 @@ def thread_limit(threads: int):
         old_numba = numba.get_num_threads()
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(threads, user_api="blas"):
+        with blas_limit(threads):
             yield
     finally:
         _limit.threads = old_limit
@@ -393,43 +258,6 @@ def thread_limit(threads: int):
         if numba is not None:
             numba.set_num_threads(old_numba if old_numba is not None
                                   else numba.config.NUMBA_NUM_THREADS)
-
-
-# The context numba's first use runs in: the command line sets it to hold SIGINT and SIGTERM
-# (ssl_cli.process.deferred_signals), as an exception raised inside the thread pool's start can
-# leave it half made. A library caller has nothing to hold.
-start_guard = contextlib.nullcontext
-# The solver the line saying a first run compiles names (:mod:`ssl_svm.solvers.jit`): the
-# command line sets it to the one it runs, before reading the data (the reader compiles too).
-compile_label = ""
-# In a worker process of the command line's -j: says the compile notice instead of the log
-# (which a worker does not print).
-notice_hook = None
-# A file the first process of a -j run to say the compile notice creates; the others, finding
-# it, say nothing (one line per run).
-notice_marker = None
-_started: set = set()  # the module sets start_numba has loaded
-
-
-def start_numba(modules=(), what: str = "") -> None:
-    """Import ``modules`` (ones defining numba functions) and start numba's thread pool, inside
-    :data:`start_guard`. ``what`` names the solver in the line :mod:`ssl_svm.solvers.jit` writes
-    when a first run compiles. Does nothing the second time."""
-    global compile_label
-    compile_label = compile_label or what
-    if tuple(modules) in _started:
-        return
-    with WarmClock() as clock, gc_paused(), start_guard():
-        for name in modules:
-            importlib.import_module(name)
-        import numba
-
-        numba.get_num_threads()  # starts the threading layer
-        held = getattr(_limit, "threads", None)
-        if held is not None:
-            numba.set_num_threads(min(held, numba.config.NUMBA_NUM_THREADS))
-    add_one_time(clock.seconds)
-    _started.add(tuple(modules))
 
 
 def describe_threads() -> str:
@@ -443,12 +271,27 @@ def describe_threads() -> str:
             layer = "no parallel loop run"
         parts.append(f"numba {numba.get_num_threads()} threads ({layer})")
     try:
-        from threadpoolctl import threadpool_info
-
-        blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+        blas = blas_threads()
         if blas:
-            parts.append(f"BLAS {max(blas)} threads")
+            parts.append(f"BLAS {blas} threads")
     except ImportError:
         pass
     parts.append(f"{available_cpus()} CPUs available")
     return ", ".join(parts)
+
+
+def blas_threads() -> int | None:
+    """The threads of this process's BLAS (the largest pool threadpoolctl finds), or None
+    when it finds none."""
+    from threadpoolctl import threadpool_info
+
+    counts = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    return max(counts) if counts else None
+
+
+def blas_limit(threads: int):
+    """A context manager: inside it the BLAS runs on at most ``threads`` threads (numba's
+    pool is left as it is); put back afterwards."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(threads, user_api="blas")
