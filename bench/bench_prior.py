@@ -39,9 +39,9 @@ import numpy as np
 import scipy.sparse as sp
 import usmo_protocol as UP  # noqa: I001 -- puts the repository on sys.path
 
+from ssl_svm.selection.tuning import held_out_labels, make_problem, run_group, score
 from ssl_svm.solvers import prior as PR
 from ssl_svm.solvers.registry import ALGORITHMS
-from ssl_svm.solvers.tuning import held_out_labels, make_problem, run_group, score
 from ssl_svm.training import sweep_values
 
 LAMBDA = 0.01

@@ -641,14 +641,11 @@ def _fit(name, solve):
 
 # Forcing term of the truncated Newton steps of `svm` (l2svm_mfn's ``forcing``): each step's
 # CG stops once its residual is 0.1 of the step's starting gradient (liblinear's TRON uses the
-# same 0.1), instead of solving every Newton system to -e; measured on w8a: 219 → 82 CG
-# iterations at -e 0.01, 1139 → 410 at 1e-6, same optimum (objective to 1e-13).
+# same 0.1), instead of solving every Newton system to -e: the same optimum in fewer CG
+# iterations (BENCHMARKS.md, settings behind the defaults).
 SVM_FORCING = 0.1
 # ... until a line search takes less than this fraction of a truncated step: from then on the
-# steps are exact (SVMlin's). Before, on unnormalised dense rows (300 rows of mnist38's raw
-# pixels, C = 1; g50c x100) the truncated steps crawled (line-search steps ~1e-5) for all
-# 1000 Newton steps and stopped 15x and 4 % above the optimum; w8a, a9a and pcmac never cut a
-# step this short, so their CG counts are unchanged.
+# steps are exact (SVMlin's), as truncated steps can crawl on unnormalised dense rows.
 FORCING_MIN_STEP = 1e-3
 
 

@@ -256,9 +256,8 @@ _MFN_ITER = MAX_ITER.with_default(MFN_ITER_MAX, "maximum number of Newton steps 
 _S3VM_PARAMS = {
     "tsvm": (LAMBDA_AUTO, LAMBDA_U, MAX_SWITCH, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
     # da's auto is its own (solvers.s3vm.da_lambda_auto): SVMlin's λ = 1 unless that fit puts
-    # the unlabeled rows in one class or nearly so. The supervised λ over l, tsvm's rule,
-    # measured worse on 4 of the SSL book's 7 sets (g241c 18.7 → 36 %, g241d 20.6 → 37 %:
-    # its annealing needs the larger λ on dense rows), better on text only (BENCHMARKS.md)
+    # the unlabeled rows in one class or nearly so; its annealing needs the larger λ on dense
+    # rows, where tsvm's rule lost (BENCHMARKS.md, settings behind the defaults)
     "da": (LAMBDA_AUTO, LAMBDA_U, POSITIVE_FRACTION, EPSILON, BIAS, _MFN_ITER),
 }
 # da's λ auto, tried in turn (SVMlin's default first)

@@ -414,25 +414,8 @@ def class_scale(n: int, c: int, class_norm: str) -> float:
     binary formulations' normalisation, as the paper), √(N/c) for ``'n/c'`` (the norm of a
     balanced one-hot column, so the unlabeled entries stay on the labels' scale).
 
-    Neither wins everywhere (measured, error on the unlabeled rows, rbf γ = 1/32 on USPS,
-    1/64 on mnist):
-
-    ======================================  =================  ================
-    data (rows), labels per class           'n': svm / rls     'n/c': svm / rls
-    ======================================  =================  ================
-    USPS 0/1/4/9 (4,495), 1-50, 10 draws    1.2-1.6 / 1.4-1.7  2.0-7.9 / 1.8-14
-    uspst 10 classes (2,007), 1, 3 draws    16.8 / 28.3        28.7 / 42.0
-    uspst 10 classes (2,007), 5, 3 draws    6.5 / 8.7          8.4 / 10.3
-    uspst 10 classes (2,007), 10, 3 draws   5.4 / 7.2          6.8 / 6.9
-    mnist 10 classes (2,000), 10, 1 draw    24.3 / 26.8        16.3 / 17.3
-    mnist 10 classes (5,000), 10, 1 draw    19.1 / 22.3        14.4 / 17.4
-    mnist 10 classes (10,000), 10, 1 draw   9.2 / 19.1         9.6 / 14.5
-    ======================================  =================  ================
-
-    With ten classes 'n' does not converge in 100 iterations (the change stays near 0.2: the
-    unlabeled entries, √c times the labels' size, keep moving) while 'n/c' converges in 13-40,
-    2.5-5x faster. 'n' stays the default: it is the binary scale and wins on USPS; the mnist
-    gain of 'n/c' shrinks with the graph size (for TV-SVM it is gone at 10,000 rows)."""
+    Neither wins everywhere; 'n' stays the default, the binary scale, which wins on USPS
+    (BENCHMARKS.md, settings behind the defaults)."""
     if class_norm == "n":
         return math.sqrt(n)
     if class_norm == "n/c":

@@ -105,9 +105,13 @@ class StderrFormatter(logging.Formatter):
 def setup_logging(prog: str, quiet: bool, verbose: bool) -> logging.Logger:
     """Progress goes to stderr: -q keeps warnings only, --verbose adds solver detail."""
     root = logging.getLogger("ssl")
+    # only a previous call's handler: the estimators' own (their warnings, should a host
+    # process use both) stays, and does nothing outside their fits
     for h in list(root.handlers):
-        root.removeHandler(h)
+        if getattr(h, "ssl_cli", False):
+            root.removeHandler(h)
     h = logging.StreamHandler(sys.stderr)
+    h.ssl_cli = True
     h.setFormatter(StderrFormatter(prog))
     h.addFilter(progress.Stamp())
     root.addHandler(h)

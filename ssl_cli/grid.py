@@ -12,8 +12,8 @@ import math
 
 import click
 
+from ssl_svm.selection.tuning import Grid
 from ssl_svm.solvers.params import Param
-from ssl_svm.solvers.tuning import Grid
 
 MAX_VALUES = 10000  # values of one axis
 MAX_POINTS = 100_000  # points of the whole grid

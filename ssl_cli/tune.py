@@ -16,7 +16,7 @@ import time
 import click
 import numpy as np
 
-from ssl_svm import auto, pipeline
+from ssl_svm import pipeline
 from ssl_svm.cli import process
 from ssl_svm.cli.common import CONTEXT, setup_logging, user_errors, version_option
 from ssl_svm.cli.grid import parse_grid
@@ -35,9 +35,9 @@ from ssl_svm.cli.solver_options import (
 from ssl_svm.cli.train import load_training, read_validation
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.errors import DataError
-from ssl_svm.solvers.errors import MemoryLimitError
-from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
-from ssl_svm.solvers.tuning import (
+from ssl_svm.selection import auto
+from ssl_svm.selection.rules import PORTFOLIO, SUPERVISED
+from ssl_svm.selection.tuning import (
     METRICS,
     collect,
     held_out_labels,
@@ -45,8 +45,9 @@ from ssl_svm.solvers.tuning import (
     point_key,
     run_group,
 )
+from ssl_svm.solvers.errors import MemoryLimitError
+from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
 from ssl_svm.training import prior_sweep, restore_labels
-from ssl_svm.trust import PORTFOLIO, SUPERVISED
 
 PROG = "ssl-tune"
 RESUME_MAGIC = "# ssl-tune resume 1"
@@ -506,7 +507,7 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
                unlabeled_file, unlabeled_label, negatives_as_unlabeled, max_memory, quiet,
                verbose, plot_file, kwargs):
     """ssl-tune over several solvers: each candidate's grid on the same folds, then the rule of
-    :func:`ssl_svm.trust.select` between the best supervised and semi-supervised ones."""
+    :func:`ssl_svm.selection.rules.select` between the best supervised and semi-supervised ones."""
     for flag, value in (("--resume", resume_file), ("--plot", plot_file),
                         ("--negatives-as-unlabeled", negatives_as_unlabeled or None)):
         if value is not None:

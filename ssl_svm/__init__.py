@@ -26,7 +26,7 @@ _LAZY = {
     "TVRLS": "estimators", "TVSVM": "estimators", "CheegerRLS": "estimators",
     "CheegerSVM": "estimators", "SSLClassifier": "estimators", "estimator": "estimators",
     "load": "estimators", "ESTIMATORS": "estimators", "Auto": "estimators",
-    "SemiSupervisedKFold": "model_selection", "load_svmlight": "data", "sample_path": "data",
+    "SemiSupervisedKFold": "selection.splits", "load_svmlight": "data", "sample_path": "data",
     # exceptions and warning categories
     "DataError": "exceptions", "ProblemError": "exceptions", "NonFiniteError": "exceptions",
     "MemoryLimitError": "exceptions", "SSLWarning": "exceptions",

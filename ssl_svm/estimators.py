@@ -37,6 +37,7 @@ from ssl_svm import pipeline, training, trust
 from ssl_svm.exceptions import DataError, SolverWarning, UncheckedWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
+from ssl_svm.selection import rules
 from ssl_svm.solvers.host import budget, pools
 from ssl_svm.solvers.registry import ALGORITHMS
 
@@ -793,7 +794,7 @@ class Auto(SSLClassifier):
         """The candidates checked (ValueError naming what is wrong), the svm added first when
         no supervised solver is among them (``ssl-tune``'s rule)."""
         if isinstance(self.candidates, str) and self.candidates == "auto":
-            return list(trust.PORTFOLIO)
+            return list(rules.PORTFOLIO)
         names = ([self.candidates] if isinstance(self.candidates, str)
                  else list(self.candidates))
         for n in names:
@@ -805,13 +806,13 @@ class Auto(SSLClassifier):
                                  "unlabeled rows and is scored otherwise; use ssl_svm.USMO")
         if len(set(names)) != len(names) or not names:
             raise ValueError(f"Auto(candidates={self.candidates!r}): name each solver once")
-        if not any(n in trust.SUPERVISED for n in names):
+        if not any(n in rules.SUPERVISED for n in names):
             names.insert(0, "svm")
         return names
 
     def _settings(self, names):
         """(grids, params, runs) of the candidates, checked."""
-        from ssl_svm import auto
+        from ssl_svm.selection import auto
 
         grids = dict(self.grids or {})
         for n in grids:
@@ -835,8 +836,8 @@ class Auto(SSLClassifier):
     def fit(self, X, y):
         """Select among the candidates on (X, y), ``unlabeled_label`` marking the unlabeled
         rows, then refit the winner on all the rows. Returns self."""
-        from ssl_svm import auto
-        from ssl_svm.solvers.tuning import METRICS
+        from ssl_svm.selection import auto
+        from ssl_svm.selection.tuning import METRICS
 
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         y = np.asarray(y)
@@ -923,7 +924,8 @@ class Auto(SSLClassifier):
 
 class _JoblibRunner:
     """The folds' tasks on ``n_jobs`` local joblib processes (the
-    :class:`ssl_svm.auto.SerialRunner` protocol); each task's threads a share of the CPUs."""
+    :class:`ssl_svm.selection.auto.SerialRunner` protocol); each task's threads a share of the
+    CPUs."""
 
     def __init__(self, n_jobs: int, n_tasks: int):
         cpus = pools.available_cpus()

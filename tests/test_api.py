@@ -4,6 +4,7 @@ GridSearchCV, cross_val_score, pickle, clone); a library that leaves its host al
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import subprocess
@@ -276,6 +277,22 @@ def test_warnings_are_python_warnings():
     assert record[0].filename == __file__  # points at the caller's line
 
 
+def test_a_command_run_in_the_same_process_keeps_the_estimators_warnings():
+    """A command's logging set-up (here, in-process, as a test or a host calling main() does)
+    replaced every handler of the "ssl" logger, the estimators' too: their solver warnings
+    then vanished for the rest of the process."""
+    from ssl_svm.cli.common import setup_logging
+
+    setup_logging("ssl-tune", False, False)
+    setup_logging("ssl-tune", True, False)  # again: still one handler of the command's
+    handlers = logging.getLogger("ssl").handlers
+    assert sum(getattr(h, "ssl_cli", False) for h in handlers) == 1
+    X, y = ssl_svm.load_svmlight(str(PCMAC))
+    with pytest.warns(ssl_svm.SolverWarning, match="per-row cost"):
+        ssl_svm.TSVM(unlabeled_label=0, check="none").fit(X, y,
+                                                          sample_weight=np.full(y.size, 2.0))
+
+
 # ------------------------------------------------------------------ a library, installed
 
 def _python(code, env=None, cwd=None):
@@ -321,7 +338,7 @@ def test_wheel_installs_one_package(tmp):
     assert {t for t in tops if not t.endswith(".dist-info")} == {"ssl_svm"}
     names = zipfile.ZipFile(wheel).namelist()
     for module in ("ssl_svm/estimators.py", "ssl_svm/cli/train.py", "ssl_svm/solvers/s3vm.py",
-                   "ssl_svm/solvers/host/pools.py",
+                   "ssl_svm/solvers/host/pools.py", "ssl_svm/selection/rules.py",
                    "ssl_svm/formats/svmlight.py", "ssl_svm/sample_data/pcmac.train",
                    "ssl_svm/sample_data/shuttle.test"):
         assert module in names

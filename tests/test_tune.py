@@ -17,7 +17,7 @@ from ssl_svm.cli import tune as tune_cli
 from ssl_svm.cli.grid import parse_axis
 from ssl_svm.formats.model_file import read_model
 from ssl_svm.formats.svmlight import read_dataset
-from ssl_svm.solvers import tuning
+from ssl_svm.selection import tuning
 from ssl_svm.solvers.crossval import stratified_folds
 from ssl_svm.solvers.registry import ALGORITHMS
 

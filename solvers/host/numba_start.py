@@ -42,11 +42,9 @@ def resume_gc() -> None:
 @contextlib.contextmanager
 def gc_paused():
     """Inside the block (in any thread), Python's cyclic garbage collector does not run; it is
-    put back as it was when the last such block ends. numba's import and its loading of
-    compiled code from the cache allocate some 180,000 objects that live on, and the collector
-    ran two full passes over them: numba's start alone took 0.94-1.14 s of CPU with them and
-    0.70-1.02 s without, beside other work (on a quiet whole lapsvm run the difference was
-    within the noise: 0.98x)."""
+    put back as it was when the last such block ends: numba's import and cache loads allocate
+    objects that live on, which full collections would only walk over (BENCHMARKS.md,
+    settings behind the defaults)."""
     pause_gc()
     try:
         yield

@@ -1,7 +1,7 @@
 """Choosing among solvers, as ``ssl-tune -a auto`` and :class:`ssl_svm.Auto` do: every
 candidate's grid on the same folds of the labeled rows, then the rule of
-:func:`ssl_svm.trust.select` between the best supervised and semi-supervised ones, then the
-winner refitted on all the rows.
+:func:`ssl_svm.selection.rules.select` between the best supervised and semi-supervised ones,
+then the winner refitted on all the rows.
 
 The command and the estimator run this one pipeline; they differ only in how tasks run (local
 processes or a Dask cluster against this process or joblib) and where the lines go (standard
@@ -28,8 +28,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ssl_svm import trust
-from ssl_svm.solvers.registry import ALGORITHMS
-from ssl_svm.solvers.tuning import (
+from ssl_svm.selection.rules import (
+    PORTFOLIO,
+    SUPERVISED,
+    Selection,
+    Z,
+    bonferroni_threshold,
+    max_t_threshold,
+    paired_difference,
+    select,
+)
+from ssl_svm.selection.tuning import (
     Grid,
     Problem,
     collect,
@@ -39,18 +48,19 @@ from ssl_svm.solvers.tuning import (
     run_group,
     score,
 )
+from ssl_svm.solvers.registry import ALGORITHMS
 from ssl_svm.trust import fold_plan
 
 
 def grid_of(name: str, axes: dict | None = None) -> Grid:
     """The grid of candidate ``name``: ``axes`` {parameter: values} (canonical names or the
     estimators' keywords, values checked; an empty dict: its settings alone), or
-    :data:`ssl_svm.trust.PORTFOLIO`'s (the grid ``ssl-tune -a auto`` gives it). ValueError
+    :data:`ssl_svm.selection.rules.PORTFOLIO`'s (the grid ``ssl-tune -a auto`` gives it). ValueError
     naming what is wrong."""
     algo = ALGORITHMS[name]
     if axes is None:
         axes = {}
-        for spec in trust.PORTFOLIO.get(name, ()):
+        for spec in PORTFOLIO.get(name, ()):
             pname, _, values = spec.partition("=")
             axes[pname] = values.split(",")
     out = []
@@ -107,7 +117,7 @@ class AutoResult:
     notes: list[str]
     best_line: str
     candidates: list[Candidate]
-    selection: trust.Selection | None = None
+    selection: Selection | None = None
     problems: dict = field(default_factory=dict)
     fitted: dict = field(default_factory=dict)
 
@@ -169,48 +179,12 @@ class QuietProgress:
         pass
 
 
-def max_t_threshold(differences, seed: int, resamples: int = 2000,
-                    level: float = 0.95) -> float:
-    """The one-sided critical value for the largest of several studentised paired differences
-    (rows × points of per-row differences, each point against the same baseline): the
-    ``level`` quantile of max_j (mean*_j − mean_j) / se_j over ``resamples`` bootstrap draws
-    of the rows (the same rows for every point, so the points' correlation is kept; Westfall
-    & Young's max-T), at least the single test's :data:`ssl_svm.trust.Z`. Points whose
-    differences do not vary are left out. Seeded: the same inputs give the same value."""
-    D = np.asarray(differences, dtype=float)
-    if D.ndim != 2 or D.shape[0] < 2 or D.shape[1] == 0:
-        return trust.Z
-    n = D.shape[0]
-    se = D.std(axis=0, ddof=1) / math.sqrt(n)
-    keep = se > 0
-    if keep.sum() <= 1:
-        return trust.Z
-    D, se = D[:, keep], se[keep]
-    mean = D.mean(axis=0)
-    rng = np.random.default_rng(seed)
-    top = np.empty(resamples)
-    chunk = max(1, min(resamples, 4_000_000 // max(n, 1)))
-    for start in range(0, resamples, chunk):
-        b = min(chunk, resamples - start)
-        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=b)  # b × n row counts
-        means = counts @ D / n
-        top[start:start + b] = ((means - mean) / se).max(axis=1)
-    return max(trust.Z, float(np.quantile(top, level)))
-
-
-def bonferroni_threshold(m: int) -> float:
-    """Φ⁻¹(1 − 0.05 / m): the one-sided 5 % level for the best of m tests."""
-    from statistics import NormalDist
-
-    return NormalDist().inv_cdf(1.0 - 0.05 / max(m, 1))
-
-
 def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, folds: int = 5,
            seed: int = 0, codes=None, metric: str = "accuracy", validation=None, warm: bool = True,
            runner_for=None, progress=None, log=None, on_line=None, say=None) -> AutoResult:
     """Run the selection over ``names`` on ``data`` (a Dataset, internal labels).
 
-    ``grids``: {name: :class:`ssl_svm.solvers.tuning.Grid`}; ``params``/``runs``: {name: the
+    ``grids``: {name: :class:`ssl_svm.selection.tuning.Grid`}; ``params``/``runs``: {name: the
     candidate's settings / fit keyword arguments}; ``validation``: (X, y) scored instead of
     folds; ``codes``: {internal code: real label}. ``runner_for(problems, n_tasks)`` gives
     the runner of the tasks (default :class:`SerialRunner`); ``progress`` as
@@ -319,13 +293,13 @@ def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, fol
         return c
 
     z = _threshold(names, owner, scores, best, units_of, metric, seed)
-    chosen = trust.select({n: scores[best[n]] for n in names if n in best}, units, cover, z=z)
+    chosen = select({n: scores[best[n]] for n in names if n in best}, units, cover, z=z)
     best_scores = {n: scores[j] for n, j in best.items()}
     notes = [f"best of {n}: {keys[best[n]]} {metric}={scores[best[n]]:.6g}"
              for n in names if n in best]
     text = chosen.text(metric, best_scores)
     j = best[chosen.chosen]
-    if chosen.chosen in trust.SUPERVISED:
+    if chosen.chosen in SUPERVISED:
         # kept, a supervised candidate is its settings' point where its grid has one (the
         # portfolio's svm: lambda=auto, the model ssl-train -a svm trains); its best point
         # was the bar
@@ -349,15 +323,15 @@ def _threshold(names, owner, scores, best, units_of, metric: str, seed: int) -> 
     """The critical value of the selection: for the best of the semi-supervised points scored
     against the best supervised point, max-T over their per-row differences (accuracy), or
     Bonferroni's over their number (a per-fold metric: too few units to resample)."""
-    sup = [n for n in best if n in trust.SUPERVISED]
-    semi = [j for j in sorted(scores) if owner[j] not in trust.SUPERVISED
+    sup = [n for n in best if n in SUPERVISED]
+    semi = [j for j in sorted(scores) if owner[j] not in SUPERVISED
             and not math.isnan(scores[j])]
     if not sup or not semi:
-        return trust.Z
+        return Z
     base_name = max(sup, key=lambda n: (scores[best[n]], -names.index(n)))
     base = units_of(best[base_name])
     if metric != "accuracy":
-        return max(trust.Z, bonferroni_threshold(len(semi)))
+        return max(Z, bonferroni_threshold(len(semi)))
     D = np.column_stack([units_of(j) - base for j in semi])
     return max_t_threshold(D, seed)
 
@@ -373,7 +347,7 @@ def _candidates(names, points, best, best_scores, sel, units, kept) -> list[Cand
             continue
         c = Candidate(n, points[best[n]], best_scores[n])
         if sel.baseline is not None and n != sel.baseline:
-            c.difference, c.se = trust.paired_difference(units[n], units[sel.baseline])
+            c.difference, c.se = paired_difference(units[n], units[sel.baseline])
         turned = dict(sel.unrepresented)
         if n == sel.chosen:
             c.verdict = "chosen"
@@ -404,7 +378,7 @@ def _candidates(names, points, best, best_scores, sel, units, kept) -> list[Cand
 
 def _no_folds(names, problems, metric, why, say) -> AutoResult:
     """A class of one labeled row: the supervised candidate at its settings, unchecked."""
-    base = next((n for n in names if n in trust.SUPERVISED), names[0])
+    base = next((n for n in names if n in SUPERVISED), names[0])
     note = (f"kept the supervised {base} at its settings: {why}, so no candidate can be "
             "cross-validated and nothing can be checked")
     say(note)
