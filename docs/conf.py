@@ -79,7 +79,11 @@ html_theme_options = {
     "footer_end": [],
 }
 html_static_path: list[str] = []
-html_sidebars = {"index": [], "auto_examples/index": []}
+# the pages without sub-pages have no section navigation to show
+html_sidebars = {page: [] for page in (
+    "index", "auto_examples/index", "getting-started", "few-labels", "python", "commands",
+    "cluster", "formats", "contract", "cli-reference", "api", "algorithms", "benchmarks",
+    "layout")}
 
 sys.path.insert(0, str(DOCS))  # _ext helpers, if any
 smartquotes = False  # "--lambda" stays two hyphens, not an en dash

@@ -11,6 +11,7 @@ import logging
 import os
 import textwrap
 import time
+from dataclasses import dataclass
 
 import click
 
@@ -112,6 +113,30 @@ def _load_solver(algo) -> None:
     algo.fit  # noqa: B018 -- imports the solver's module
     if not algo.numpy_nnz:
         numba_start.start_numba(what=algo.name)
+
+
+@dataclass
+class Job:
+    """What one ssl-train run reads and writes, as its options give them (the solver and its
+    parameters travel beside it)."""
+
+    train: str
+    model: str | None
+    folds: int | None
+    seed: int
+    zero_based: bool
+    labels_file: str | None
+    unlabeled_file: str | None
+    validation_file: str | None
+    unlabeled_label: int
+    negatives_as_unlabeled: bool
+    transductive_file: str | None
+    values: bool
+    keep_comments: bool
+    probability: bool
+    init_model: str | None
+    check: str
+    verbose: bool
 
 
 @click.command(cls=SolverCommand, context_settings=CONTEXT, epilog=_epilog(),
@@ -240,14 +265,15 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run,
                        keep_comments, check)
     log = setup_logging(PROG, quiet, verbose)
+    job = Job(train, model, folds, seed, zero_based, labels_file, unlabeled_file,
+              validation_file, unlabeled_label, negatives_as_unlabeled, transductive_file,
+              values, keep_comments, probability, init_model, check, verbose)
     if cluster is not None:
         with Outputs({"TRAIN": train, "--unlabeled": unlabeled_file}) as outputs:
             model_out = outputs.add(model, "model") if folds is None else None
             pred_out = outputs.add(transductive_file, "-l predictions")
             try:
-                _train_cluster(cluster, train, unlabeled_file, algo, params, folds, seed,
-                               zero_based, unlabeled_label, values, check, log, outputs,
-                               model_out, pred_out, model, transductive_file)
+                _train_cluster(cluster, job, algo, params, log, outputs, model_out, pred_out)
             except ProblemError as e:
                 raise DataError(train, str(e)) from None
         return
@@ -256,25 +282,19 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
         model_out = outputs.add(model, "model") if folds is None else None
         pred_out = outputs.add(transductive_file, "-l predictions")
         try:
-            _train_run(train, algo, params, run, folds, seed, zero_based, labels_file,
-                       unlabeled_file, validation_file, negatives_as_unlabeled, values, verbose,
-                       log, outputs, model_out, pred_out, model, transductive_file,
-                       unlabeled_label, keep_comments, probability, init_model, check)
+            _train_run(job, algo, params, run, log, outputs, model_out, pred_out)
         except ProblemError as e:  # the data in TRAIN do not suit the method: say which file
             raise DataError(train, str(e)) from None
 
 
-def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, unlabeled_file,
-               validation_file, negatives_as_unlabeled, values, verbose, log, outputs,
-               model_out, pred_out, model, transductive_file, unlabeled_label, keep_comments,
-               probability, init_model, check):
+def _train_run(job: Job, algo, params, run, log, outputs, model_out, pred_out):
     from ssl_svm.formats.model_file import model_to_text, read_model
     from ssl_svm.formats.predictions import format_lines
     from ssl_svm.solvers.crossval import cross_validate
 
     t0 = time.perf_counter()
-    prepared = load_training(train, algo, zero_based, labels_file, unlabeled_file,
-                             negatives_as_unlabeled, log, unlabeled_label=unlabeled_label,
+    prepared = load_training(job.train, algo, job.zero_based, job.labels_file, job.unlabeled_file,
+                             job.negatives_as_unlabeled, log, unlabeled_label=job.unlabeled_label,
                              keep_unlabeled=pred_out is not None)
     data, codes, classes = prepared.data, prepared.codes, prepared.classes
     n_lab = int(prepared.labeled.sum())
@@ -283,13 +303,13 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
              " ".join(str(codes.get(c, c)) for c in classes),
              " (one-vs-rest)" if len(classes) > 2 else "")
 
-    if folds is not None:
-        if not verbose:  # one line per fold, not per class and fold
+    if job.folds is not None:
+        if not job.verbose:  # one line per fold, not per class and fold
             logging.getLogger("ssl.solver").setLevel(logging.WARNING)
-        if folds > n_lab:
-            raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
-                            f"(found {n_lab})")
-        pred = cross_validate(algo.fit, data.X, data.y, data.cost, params, folds, seed,
+        if job.folds > n_lab:
+            raise DataError(job.train, f"-v {job.folds} needs at least {job.folds} labeled "
+                            f"rows (found {n_lab})")
+        pred = cross_validate(algo.fit, data.X, data.y, data.cost, params, job.folds, job.seed,
                               on_fold=lambda i, k: log.info("fold %d of %d", i + 1, k))
         lab = data.y != 0
         c, t = int((pred[lab] == data.y[lab]).sum()), int(lab.sum())
@@ -297,17 +317,18 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
         return
 
     if "validation" in run:
-        run["validation"] = read_validation(run["validation"], zero_based, data.X.shape[1],
-                                            classes, unlabeled_label, codes)
-        log.info("read %s: %d validation rows", validation_file, run["validation"][0].shape[0])
-    init = read_model(init_model) if init_model is not None else None
-    trust.expect_check(algo, data.y, check)
+        run["validation"] = read_validation(run["validation"], job.zero_based, data.X.shape[1],
+                                            classes, job.unlabeled_label, codes)
+        log.info("read %s: %d validation rows", job.validation_file,
+                 run["validation"][0].shape[0])
+    init = read_model(job.init_model) if job.init_model is not None else None
+    trust.expect_check(algo, data.y, job.check)
     result = pipeline.train(prepared, pipeline.Request(
-        algo, params, run, probability=probability, seed=seed, init=init,
-        init_source=init_model or "", check=check, source=train,
-        transductive=pred_out is not None, verbose=verbose))
+        algo, params, run, probability=job.probability, seed=job.seed, init=init,
+        init_source=job.init_model or "", check=job.check, source=job.train,
+        transductive=pred_out is not None, verbose=job.verbose))
     m = result.model
-    if verbose:
+    if job.verbose:
         from ssl_svm.solvers.host.pools import describe_threads
 
         log.debug("threads: %s", describe_threads())
@@ -317,19 +338,19 @@ def _train_run(train, algo, params, run, folds, seed, zero_based, labels_file, u
     if pred_out is not None:
         F_unl = result.values
         comments = None
-        if keep_comments:
+        if job.keep_comments:
             rows = (~prepared.labeled).nonzero()[0]
-            comments = _comments([(train if i < prepared.n_given else unlabeled_file, int(n))
-                                  for i, n in zip(rows, prepared.unlabeled_lines)])
-        pred_out.write(format_lines(m, F_unl, values, comments))
+            comments = _comments([(job.train if i < prepared.n_given else job.unlabeled_file,
+                                   int(n)) for i, n in zip(rows, prepared.unlabeled_lines)])
+        pred_out.write(format_lines(m, F_unl, job.values, comments))
     outputs.commit()
     if pred_out is not None:
         log.info("predictions for %d unlabeled rows written to %s", F_unl.shape[0],
-                 transductive_file)
+                 job.transductive_file)
     obj = m.stats.get("objective")
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,
-             f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+             f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", job.model)
 
 
 def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, keep_comments,
@@ -363,9 +384,7 @@ def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, 
                                "algorithm, and compare", ctx)
 
 
-def _train_cluster(address, train, unlabeled_file, algo, params, folds, seed, zero_based,
-                   unlabeled_label, values, check, log, outputs, model_out, pred_out, model,
-                   transductive_file):
+def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pred_out):
     """ssl-train --cluster: read on the workers, train (or -v) there, write here."""
     from ssl_svm import cluster
     from ssl_svm.cli.parallel import connect
@@ -376,34 +395,34 @@ def _train_cluster(address, train, unlabeled_file, algo, params, folds, seed, ze
 
     def work(blocks):
         """The fit (or -v) on the blocks read, and the -l predictions written from them."""
-        prepared = cluster.prepare(blocks, algo, train, unlabeled_label)
+        prepared = cluster.prepare(blocks, algo, job.train, job.unlabeled_label)
         log.info("%s: %s", algo.name, " ".join(f"{k}={fmt(v)}" for k, v in params.items()))
         log.info("%d labeled rows, classes %s%s; on %d workers", prepared.n_lab,
                  " ".join(str(prepared.codes.get(c, c)) for c in prepared.classes),
                  " (one-vs-rest)" if len(prepared.classes) > 2 else "", len(blocks.socks))
-        if folds is not None:
-            if folds > prepared.n_lab:
-                raise DataError(train, f"-v {folds} needs at least {folds} labeled rows "
-                                f"(found {prepared.n_lab})")
-            return cluster.cross_validate(prepared, algo, params, folds, seed,
+        if job.folds is not None:
+            if job.folds > prepared.n_lab:
+                raise DataError(job.train, f"-v {job.folds} needs at least {job.folds} labeled "
+                                f"rows (found {prepared.n_lab})")
+            return cluster.cross_validate(prepared, algo, params, job.folds, job.seed,
                                           on_fold=lambda i, k: log.info("fold %d of %d",
                                                                         i + 1, k)), 0
         m = cluster.fit(prepared, algo, params)
         if pred_out is None:
             return m, 0
         try:
-            return m, cluster.write_transductive(prepared, m, pred_out, values)
+            return m, cluster.write_transductive(prepared, m, pred_out, job.values)
         except cluster.WorkerLost as e:  # lines already written: no starting over
             raise DataError(e.where, f"{e.message} while the -l predictions were written"
                             ) from None
 
     try:
-        files = [(train, False)] + ([(unlabeled_file, True)] if unlabeled_file else [])
-        m, n_pred = cluster.run(client, files, zero_based, work)
-        if folds is not None:
+        files = [(job.train, False)] + ([(job.unlabeled_file, True)] if job.unlabeled_file else [])
+        m, n_pred = cluster.run(client, files, job.zero_based, work)
+        if job.folds is not None:
             click.echo(f"Cross Validation Accuracy = {100.0 * m:g}%")
             return
-        if check != "none" and algo.uses_unlabeled:
+        if job.check != "none" and algo.uses_unlabeled:
             log.info("the check against the supervised svm is not run on a cluster fit (it "
                      "would train 10 more); compare with ssl-train -v --cluster")
         model_out.write(model_to_text(m))
@@ -411,11 +430,11 @@ def _train_cluster(address, train, unlabeled_file, algo, params, folds, seed, ze
     finally:
         client.close()
     if pred_out is not None:
-        log.info("predictions for %d unlabeled rows written to %s", n_pred, transductive_file)
+        log.info("predictions for %d unlabeled rows written to %s", n_pred, job.transductive_file)
     obj = m.stats.get("objective")
     log.info("trained %s in %.3f s%s; model written to %s", algo.name,
              time.perf_counter() - t0,
-             f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", model)
+             f", objective {' '.join(f'{v:.10g}' for v in obj)}" if obj else "", job.model)
 
 
 def _comments(origins: list[tuple[str, int]]) -> list[str]:
