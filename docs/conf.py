@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -24,7 +23,6 @@ extensions = [
     "myst_parser",
     "numpydoc",
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "sphinx_click",
@@ -43,9 +41,7 @@ myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 # numpydoc: the estimators' docstrings are generated from the Param declarations; the API
 # pages list members explicitly, so numpydoc's own member tables would repeat them
 numpydoc_show_class_members = False
-numpydoc_xref_param_type = False
 autodoc_default_options: dict = {}
-autosummary_generate = False
 
 intersphinx_mapping = {
     "python": ("https://docs.python.org/3", None),
@@ -85,5 +81,4 @@ html_sidebars = {page: [] for page in (
     "cluster", "formats", "contract", "cli-reference", "api", "algorithms", "benchmarks",
     "layout")}
 
-sys.path.insert(0, str(DOCS))  # _ext helpers, if any
 smartquotes = False  # "--lambda" stays two hyphens, not an en dash

@@ -43,11 +43,11 @@ work = Path(tempfile.mkdtemp())
 
 # dask scheduler / dask worker, as on a cluster's head and compute nodes
 where = work / "scheduler.json"
-dask = [sys.executable, "-m"]
-scheduler = subprocess.Popen([*dask[:2], "distributed.cli.dask_scheduler", "--host",
+scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
                               "127.0.0.1", "--port", "0", "--no-dashboard",
                               "--scheduler-file", where], stderr=subprocess.DEVNULL)
-workers = subprocess.Popen([*dask[:2], "distributed.cli.dask_worker", "--scheduler-file", where,
+workers = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                            "--scheduler-file", where,
                             "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
                            stderr=subprocess.DEVNULL)
 try:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from ssl_svm.solvers.host.pools import held_threads
 
+# gc_paused(): how many blocks are inside it (all threads), and whether the collector was on
 # when the first began
 _gc_pauses = 0
 _gc_was_on = False
@@ -91,7 +92,6 @@ class WarmClock:
         elapsed = time.perf_counter() - self._t0
         self.seconds = max(0.0, elapsed - (one_time_seconds() - self._o0))
         return False
-
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,6 @@ def limit_threads(threads: int | None) -> None:
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
 
 
-
 _hosted = threading.local()
 
 
