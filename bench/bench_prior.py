@@ -3,6 +3,7 @@ same draws; the interval's coverage; USMO's F-measure with the estimated, swept 
 ``--prior auto`` time against one fit on 100,000 sparse rows.
 
     python bench/bench_prior.py [--draws 10] [--sets a,b]   # the 9 UCI sets (BENCHMARKS.md)
+    python bench/bench_prior.py held [--draws 10]   # sets the rule was not tuned on
     python bench/bench_prior.py speed [--rows 100000] [--features 5000]   # sparse rows
 
 The 9 UCI sets of the PU benchmark (usmo_protocol.py): raw features, 20 % of the positives
@@ -19,10 +20,15 @@ labeled (draws 0..D−1), target = the positive fraction of the unlabeled rows. 
   carries it (KMPE.py), run by the Python in $KM2_PYTHON with $KM2_DIR on its path (cvxopt);
   at most 800 unlabeled and 400 labeled rows per draw (its QP is O(n²)); skipped when unset.
 
-F-measure: USMO (linear, λ = 0.01, features min-max scaled to [0, 1]: on raw features the
-solver meets its iteration limit on several sets) on the unlabeled rows with the true π, the
-``auto`` estimate, and the π the sweep picks (``ssl-tune -G prior=auto``: 3 folds, the PU
-metric).
+F-measure: USMO (linear, features min-max scaled to [0, 1]: on raw features the solver meets
+its iteration limit on several sets) on the unlabeled rows with the true π and the ``auto``
+estimate at the default λ (auto), and with the π the sweep picks (``ssl-tune -G prior=auto``:
+3 folds, the PU metric) at λ = 0.01.
+
+``held``: the same protocol on sets the rule and its interval were not tuned on: the other
+binary sets of ../shared/datasets (the large ones as a seeded sample of their rows) and
+generated Gaussian classes (5 features, 1,000 unlabeled rows, π 0.2 / 0.5 / 0.8; separated,
+overlapping, and overlapping with 300 labeled positives). ``auto`` against DEDPUL.
 """
 
 from __future__ import annotations
@@ -131,7 +137,7 @@ def km2(X, y, seed):
 def usmo_f(X, y, truth, prior):
     fit = ALGORITHMS["usmo"].fit
     params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
-    params.update({"lambda": LAMBDA, "prior": str(prior)})
+    params.update({"prior": str(prior)})
     m = fit(X, y, np.ones(y.size), params)
     U = y == 0
     pred = m.labels_from_values(m.decision_function(X[U]))
@@ -154,12 +160,12 @@ def swept_prior(X, y, e, seed):
 def uci(draws: int, sets) -> None:
     methods = ("auto", "halves", "dmin", "em", "en", "km2")
     print(f"draws 0..{draws - 1}; mean absolute error of π per set (mean estimate), the 90 % "
-          "interval's coverage and width, USMO F (%) with the true / estimated / swept π")
+          "interval's coverage and median width, USMO F (%) with the true / estimated / swept π")
     print("| set | p | true π | " + " | ".join(methods) + " | cover | width | F true | F auto "
           "| F swept | s auto |")
     print("|---|---|---|" + "---|" * (len(methods) + 7))
     total = {m: [] for m in methods}
-    covered, cells, F = 0, 0, {"true": [], "auto": [], "swept": []}
+    covered, cells, F, widths = 0, 0, {"true": [], "auto": [], "swept": []}, []
     for name in sets:
         X, y = UP.load(name, "raw")
         X01, _ = UP.load(name, "01")
@@ -188,19 +194,97 @@ def uci(draws: int, sets) -> None:
             total[m].append(float(np.mean(err[m])))
         covered += cov
         cells += draws
+        widths += width
         for k in F:
             F[k].append(float(np.mean(f[k])))
         print(f"| {name} | {int(yy.sum())} | {true:.2f} | " + " | ".join(
             f"{np.mean(err[m]):.3f} ({np.mean(est[m]):.2f})" for m in methods) +
-            f" | {cov}/{draws} | {np.mean(width):.2f} | {np.mean(f['true']):.1f} | "
+            f" | {cov}/{draws} | {np.median(width):.2f} | {np.mean(f['true']):.1f} | "
             f"{np.mean(f['auto']):.1f} | {np.mean(f['swept']):.1f} | {np.median(secs):.2f} |",
             flush=True)
     print("| **mean** | | | " + " | ".join(f"**{np.mean(total[m]):.3f}**" for m in methods) +
-          f" | **{covered}/{cells}** | | **{np.mean(F['true']):.1f}** | "
-          f"**{np.mean(F['auto']):.1f}** | **{np.mean(F['swept']):.1f}** | |")
+          f" | **{covered}/{cells}** | **{np.median(widths):.2f}** | "
+          f"**{np.mean(F['true']):.1f}** | **{np.mean(F['auto']):.1f}** | "
+          f"**{np.mean(F['swept']):.1f}** | |")
     print(json.dumps({"mae": {m: float(np.mean(v)) for m, v in total.items()},
                       "coverage": covered / cells,
-                      "F": {k: float(np.mean(v)) for k, v in F.items()}}))
+                      "F": {k: float(np.mean(v)) for k, v in F.items()},
+                      "F per set": {k: dict(zip(sets, v)) for k, v in F.items()}}))
+
+
+# sets --prior auto was not tuned on: path under ../shared/datasets, rows sampled (None: all)
+HELD = {"g50c": ("g50c/g50c", None), "bci": ("sslbook-bci/sslbook-bci", None),
+        "usps": ("sslbook-usps/sslbook-usps.gz", None), "pcmac": ("pcmac/pcmac", None),
+        "rcv1": ("rcv1-small/rcv1-small", None), "a9a": ("a9a/a9a", 1000),
+        "bank": ("bank-marketing/bank-full", 1500), "facemit": ("facemit/facemit-train.gz", 1000),
+        "mnist38": ("mnist38/mnist38.t", 800), "isolet": ("isolet-1560/isolet-1560.gz", None)}
+# generated: (distance between the class means, labeled positives)
+GENERATED = {"separated": (6.0, 50), "overlapping": (2.0, 50), "overlapping, p=300": (2.0, 300)}
+
+
+def held_set(name: str):
+    """(X, y ±1) of a HELD set; isolet: letters A–M against N–Z."""
+    from ssl_svm.formats.svmlight import read_dataset
+
+    path, rows = HELD[name]
+    d = read_dataset(str(UP.SHARED / "datasets" / path))
+    X, y = sp.csr_matrix(d.X), np.asarray(d.y, dtype=float)
+    if name == "isolet":
+        y = np.where(y <= 13, 1.0, -1.0)
+    if rows:
+        keep = np.sort(np.random.default_rng(123).choice(y.size, rows, replace=False))
+        X, y = X[keep], y[keep]
+    return X, y
+
+
+def generated(distance: float, p: int, pi: float, seed: int):
+    """(X, PU labels, y ±1): 5-dimensional unit Gaussians ``distance`` apart, 1,000 unlabeled
+    rows with a share ``pi`` of positives, and ``p`` labeled positives."""
+    rng = np.random.default_rng(seed)
+    npos = int(round(1000 * pi))
+    half = distance / 2 / np.sqrt(5)
+    X = np.vstack([rng.normal(0, 1, (npos + p, 5)) + half,
+                   rng.normal(0, 1, (1000 - npos, 5)) - half])
+    y = np.r_[np.ones(npos + p), -np.ones(1000 - npos)]
+    yy = np.zeros(y.size)
+    yy[npos:npos + p] = 1.0
+    return sp.csr_matrix(X), yy, y
+
+
+def held(draws: int) -> None:
+    print(f"draws 0..{draws - 1}; mean absolute error of π (mean signed error), the 90 % "
+          "interval's coverage and median width, DEDPUL on the same scores")
+    print("| set | p | true π | auto | cover | width | warned | dmin | em |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    cases = [(n, None) for n in HELD] + [(f"{g}, π {pi}", (g, pi)) for g in GENERATED
+                                          for pi in (0.2, 0.5, 0.8)]
+    mae, covered, widths = [], 0, []
+    for name, gen in cases:
+        if gen is None:
+            X, y = held_set(name)
+        err, dm, em, cov, width, warned = [], [], [], 0, [], 0
+        for seed in range(draws):
+            if gen is None:
+                yy = UP.pu_split(y, 0.2, seed)
+            else:
+                X, yy, y = generated(*GENERATED[gen[0]], gen[1], seed)
+            true = float(np.mean(y[yy == 0] > 0))
+            e = PR.estimate_prior(X, yy, seed=seed)
+            err.append(e.value - true)
+            cov += e.low <= true <= e.high
+            width.append(e.width)
+            warned += e.unseparated or e.still_falling or e.too_wide
+            a, b = dedpul(*linear_scores(X, yy, seed))
+            dm.append(abs(a - true))
+            em.append(abs(b - true))
+        mae.append(float(np.mean(np.abs(err))))
+        covered += cov
+        widths += width
+        print(f"| {name} | {int(yy.sum())} | {true:.2f} | {mae[-1]:.3f} ({np.mean(err):+.3f}) | "
+              f"{cov}/{draws} | {np.median(width):.2f} | {warned}/{draws} | "
+              f"{np.mean(dm):.3f} | {np.mean(em):.3f} |", flush=True)
+    print(f"| **mean** | | | **{np.mean(mae):.3f}** | **{covered}/{draws * len(cases)}** | "
+          f"**{np.median(widths):.2f}** | | | |")
 
 
 def speed(rows: int, features: int) -> None:
@@ -231,7 +315,7 @@ def speed(rows: int, features: int) -> None:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", choices=("uci", "speed"), default="uci")
+    ap.add_argument("what", nargs="?", choices=("uci", "held", "speed"), default="uci")
     ap.add_argument("--draws", type=int, default=10)
     ap.add_argument("--sets", default=",".join(UP.PRIOR_SETS))
     ap.add_argument("--rows", type=int, default=100_000)
@@ -239,6 +323,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.what == "speed":
         speed(a.rows, a.features)
+    elif a.what == "held":
+        held(a.draws)
     else:
         uci(a.draws, a.sets.split(","))
 

@@ -324,9 +324,10 @@ _PRIOR = Param("prior", ("--prior",), str, "auto",
                "class prior π: the positive fraction of the unlabeled rows, a number in (0, 1), "
                "or auto = a mixture-proportion estimate (Blanchard, Lee & Scott 2010; Scott "
                "2015): the ratio U(s ≥ t)/P(s ≥ t) of unlabeled to labeled-positive rows "
-               "scoring above thresholds t of a logistic regression of P against U fitted on "
-               "random halves, averaged over 20 halvings, minimised over thresholds keeping "
-               "≥ 40 % of P above; printed",
+               "scoring above thresholds t of cross-fitted logistic regressions of P against "
+               "U, minimised over thresholds keeping ≥ 40 % of P above; printed with a 90 % "
+               "bootstrap interval, and a warning when the interval is wide or the estimate "
+               "is an upper bound only",
                metavar="PI", range_hint="(0, 1) or auto",
                validate=lambda v: parse_prior(v))
 _TAU = Param("epsilon", ("-e", "--epsilon"), float, 1e-3,

@@ -14,14 +14,24 @@ Scores: cross-fitted L2-penalised logistic regressions of labeled positives agai
 rows (each row scored by the fit that did not see it; K stratified folds, several random
 foldings averaged), on the standardised features ("linear") and, for densely stored data of
 moderate size, on Nyström RBF features of them ("rbf"). Per scorer, the ratio is taken at the
-thresholds passed by q = 40 %, 45 %, …, 100 % of the labeled positives and averaged over the
-foldings before its minimum is taken: a minimum over few top-scoring positives would chase
-their noise. The interval resamples the labeled positives and the unlabeled rows (bootstrap,
-the held-out scores kept) and takes the percentiles of the estimates.
+thresholds passed by q = 20 %, 25 %, …, 100 % of the labeled positives and averaged over the
+foldings; the estimate is its smallest value at q ≥ 40 %: a minimum over few top-scoring
+positives would chase their noise.
 
-Measured on the 9 UCI sets of the PU benchmark (bench/bench_prior.py, 20 % of the positives
-labeled) against other estimators: see BENCHMARKS.md. Where the classes overlap (no region
-where only positives lie) the bound is not reached and every such estimate is biased upward.
+The interval resamples the labeled positives and the unlabeled rows (bootstrap, the held-out
+scores kept). Its two ends answer the estimate's two errors. Where the classes overlap, the
+ratio still falls toward the top thresholds and the estimate sits above π: the low end is the
+lower percentile of the smallest ratio at q ≥ 20 %. Where they do not, the smallest of many
+noisy ratios sits below π: the high end is the upper percentile of the ratio at the estimate's
+own threshold and scorer, not re-minimised, raised by the mean amount by which re-minimising
+pulls the resampled estimates below the estimate. When the ratio still falls clearly between the
+top 40 % and the top 20 % of the labeled positives, the bound is not reached there and the
+estimate is an upper bound (:attr:`PriorEstimate.still_falling`).
+
+Measured on the 9 UCI sets of the PU benchmark and on sets it was not tuned on
+(bench/bench_prior.py, 20 % of the positives labeled) against other estimators: see
+BENCHMARKS.md. Where the classes overlap (no region where only positives lie) the bound is
+not reached and every such estimate is biased upward.
 """
 
 from __future__ import annotations
@@ -38,13 +48,17 @@ from ssl_svm.solvers.errors import ProblemError
 
 log = logging.getLogger("ssl.solver.usmo")
 
-Q_FROM = 0.4  # the smallest share of the labeled positives a threshold passes
+Q_FROM = 0.4  # the smallest share of the labeled positives the estimate's threshold passes
+Q_LOW = 0.2  # ... and the interval's low end's
 Q_STEP = 0.05
 LEVEL = 0.90  # the interval's coverage
 WIDE = 0.2  # an interval wider than this is reported as too wide to trust
 # held-out AUC of labeled positives against unlabeled rows below this: the scores hardly
 # separate them (AUC = 1 − π/2 for a perfect score, so also when π is near 1)
 SEPARATION = 0.6
+# the ratio's fall from the top 40–45 % to the top 20–25 % of the labeled positives above
+# which, in at least FALL_SHARE of the bootstrap draws, the estimate is an upper bound only
+FALL, FALL_SHARE = 0.03, 0.99
 FLOOR, CEILING = 0.001, 0.999
 NYSTROEM = 300  # landmarks of the RBF scorer
 RBF_MAX_ROWS = 50_000  # n × NYSTROEM dense features: 120 MB at this size
@@ -59,7 +73,9 @@ class PriorEstimate:
     positives above the threshold where the ratio is smallest; ``scorer``: the scorer that
     gave it ("linear" or "rbf"); ``fits``: logistic fits made; ``auc``: that scorer's held-out
     area under the ROC curve of labeled positives against unlabeled rows (averaged over the
-    foldings)."""
+    foldings); ``fall``: that scorer's ratio at the top 40–45 % of the labeled positives less
+    its ratio at the top 20–25 %; ``fall_share``: the share of the bootstrap draws in which
+    it falls."""
 
     value: float
     low: float
@@ -69,6 +85,8 @@ class PriorEstimate:
     fits: int
     auc: float
     level: float = LEVEL
+    fall: float = 0.0
+    fall_share: float = 0.0
 
     @property
     def width(self) -> float:
@@ -83,6 +101,13 @@ class PriorEstimate:
         """The scores hardly tell labeled positives from unlabeled rows: the ratio then stays
         near 1 whatever π is (unless nearly every unlabeled row is positive)."""
         return self.auc < SEPARATION
+
+    @property
+    def still_falling(self) -> bool:
+        """The ratio still falls clearly toward the top-scoring rows: negatives score among
+        the highest, the bound is not reached and π likely lies below the estimate (and
+        below the interval where it is narrow)."""
+        return self.fall > FALL and self.fall_share >= FALL_SHARE
 
     def text(self) -> str:
         """'0.4123 (90 % interval 0.35–0.47)'."""
@@ -299,7 +324,9 @@ def estimate_prior(X, y, seed: int = 0, repeats: int | None = None, folds: int |
         if "linear" in scorers else []
     if "rbf" in scorers and isinstance(A, np.ndarray) and n <= RBF_MAX_ROWS:
         spaces.append(("rbf", nystroem_features(A, NYSTROEM, rng), 1e-1, None))
-    qs = np.round(np.arange(Q_FROM, 1.0 + 1e-9, Q_STEP), 10)
+    qs = np.round(np.arange(Q_LOW, 1.0 + 1e-9, Q_STEP), 10)
+    est = qs >= Q_FROM - 1e-9
+    top, mid = qs <= Q_LOW + Q_STEP + 1e-9, (qs >= Q_FROM - 1e-9) & (qs <= Q_FROM + Q_STEP + 1e-9)
     P, U = np.flatnonzero(s > 0), np.flatnonzero(s == 0)
     # per scorer, per folding: the sort orders of the P and U scores and the sorted scores
     runs: dict[str, list] = {}
@@ -315,30 +342,35 @@ def estimate_prior(X, y, seed: int = 0, repeats: int | None = None, folds: int |
             sc = cross_fitted_scores(F, s, target, k, reg, rng, count, fit)
             oP, oU = np.argsort(sc[P], kind="stable"), np.argsort(sc[U], kind="stable")
             runs[name].append((oP, oU, sc[P][oP], sc[U][oU]))
+    names = list(runs)
 
-    def smallest(cp=None, cu=None):
-        """(the smallest averaged ratio, its q, its scorer); cp/cu: resample counts per
-        labeled positive and per unlabeled row."""
-        best = (np.inf, 0.0, "")
-        for name, folding in runs.items():
-            curve = np.mean([ratio_curve(a, b, qs, None if cp is None else cp[oP],
-                                         None if cu is None else cu[oU])
-                             for oP, oU, a, b in folding], axis=0)
-            i = int(np.argmin(curve))
-            if curve[i] < best[0]:
-                best = (float(curve[i]), float(qs[i]), name)
-        return best
+    def curves(cp=None, cu=None):
+        """Per scorer (rows, in ``names`` order), the ratio at ``qs`` averaged over the
+        foldings; cp/cu: resample counts per labeled positive and per unlabeled row."""
+        return np.array([np.mean([ratio_curve(a, b, qs, None if cp is None else cp[oP],
+                                              None if cu is None else cu[oU])
+                                  for oP, oU, a, b in runs[name]], axis=0)
+                         for name in names])
 
-    value, at, scorer = smallest()
+    def fall(c):
+        return float(c[mid].mean() - c[top].mean())
+
+    C = curves()
+    j, i = np.unravel_index(int(np.argmin(np.where(est, C, np.inf))), C.shape)
+    value, at, scorer = float(C[j, i]), float(qs[i]), names[j]
     auc = float(np.mean([_auc(a, b) for _, _, a, b in runs[scorer]]))
-    draws = np.empty(bootstrap)
+    lows, highs, mins, falls = (np.empty(bootstrap) for _ in range(4))
     for b in range(bootstrap):
-        draws[b] = smallest(rng.multinomial(p, np.full(p, 1.0 / p)).astype(np.float64),
-                            rng.multinomial(nu, np.full(nu, 1.0 / nu)).astype(np.float64))[0]
+        D = curves(rng.multinomial(p, np.full(p, 1.0 / p)).astype(np.float64),
+                   rng.multinomial(nu, np.full(nu, 1.0 / nu)).astype(np.float64))
+        lows[b], highs[b], mins[b], falls[b] = D.min(), D[j, i], D[:, est].min(), fall(D[j])
     tail = (1.0 - level) / 2.0
-    low, high = (np.quantile(draws, [tail, 1.0 - tail]) if bootstrap else (value, value))
+    # the high end moves up by how far re-minimising pulls the resampled estimates below it
+    low, high = ((np.quantile(lows, tail), np.quantile(highs, 1.0 - tail)
+                  + max(0.0, value - float(mins.mean()))) if bootstrap else (value, value))
+    share = float(np.mean(falls > 0)) if bootstrap else float(fall(C[j]) > 0)
     return PriorEstimate(_clip(value), _clip(min(low, value)), _clip(max(high, value)), at,
-                         scorer, fits[0], auc, level)
+                         scorer, fits[0], auc, level, fall(C[j]), share)
 
 
 def _auc(sp_, su) -> float:

@@ -536,7 +536,8 @@ def _dual(sig, g, h, c1, c2, spp) -> float:
 
 def estimate_and_report_prior(X, y) -> PriorEstimate:
     """--prior auto: :func:`solvers.prior.estimate_prior`, its figures logged, a warning when
-    its interval is too wide to trust."""
+    the scores do not separate, when the ratio has not levelled off at the top (an upper
+    bound), or when its interval is too wide to trust."""
     t0 = time.perf_counter()
     log.info("usmo: estimating the class prior π (--prior auto: cross-fitted linear scores "
              "of %s)", f"the {y.size} rows" if y.size <= MAX_ROWS else
@@ -551,6 +552,13 @@ def estimate_and_report_prior(X, y) -> PriorEstimate:
                     "%.2f), so either nearly every unlabeled row is positive or the features "
                     "do not tell the classes apart; give --prior if you know it", e.value,
                     e.auc)
+    elif e.still_falling:
+        log.warning("the class prior estimate %.2f (%.0f %% interval %.2f–%.2f) is likely too "
+                    "high: the ratio of unlabeled to labeled-positive rows still falls among "
+                    "the top-scoring rows (by %.2f from the top 40 %% to the top 20 %% of the "
+                    "labeled positives), so negatives score among the highest and π may lie "
+                    "below the interval; give --prior if you know it", e.value,
+                    100 * e.level, e.low, e.high, e.fall)
     elif e.too_wide:
         log.warning("the class prior's %.0f %% interval %.2f–%.2f is wider than %.1f: the "
                     "estimate is uncertain; give --prior if you know it, or label more "
