@@ -37,7 +37,15 @@ from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, LinearFunctions, Model
 from ssl_svm.solvers.params import SOLVER_PARAMS, parse_prior
-from ssl_svm.solvers.prior import MAX_ROWS, WIDE, PriorEstimate, estimate_prior, sample_rows
+from ssl_svm.solvers.prior import (
+    MAX_ROWS,
+    Q_FROM,
+    Q_LOW,
+    WIDE,
+    PriorEstimate,
+    estimate_prior,
+    sample_rows,
+)
 
 log = logging.getLogger("ssl.solver.usmo")
 
@@ -555,10 +563,10 @@ def estimate_and_report_prior(X, y) -> PriorEstimate:
     elif e.still_falling:
         log.warning("the class prior estimate %.2f (%.0f %% interval %.2f–%.2f) is likely too "
                     "high: the ratio of unlabeled to labeled-positive rows still falls among "
-                    "the top-scoring rows (by %.2f from the top 40 %% to the top 20 %% of the "
-                    "labeled positives), so negatives score among the highest and π may lie "
-                    "below the interval; give --prior if you know it", e.value,
-                    100 * e.level, e.low, e.high, e.fall)
+                    "the top-scoring rows (by %.2f from the top %.0f %% to the top %.0f %% of "
+                    "the labeled positives), so negatives score among the highest and π may "
+                    "lie below the interval; give --prior if you know it", e.value,
+                    100 * e.level, e.low, e.high, e.fall, 100 * Q_FROM, 100 * Q_LOW)
     elif e.too_wide:
         log.warning("the class prior's %.0f %% interval %.2f–%.2f is wider than %.1f: the "
                     "estimate is uncertain; give --prior if you know it, or label more "
