@@ -56,7 +56,9 @@ try:
     address = json.loads(where.read_text())["address"]
     args = ["-a", "tsvm", "-W", "1e-3", "--check", "none", train]
     spread = subprocess.run([command("ssl-train"), "--cluster", address, *args,
-                             work / "cluster.model"], capture_output=True, text=True, check=True)
+                             work / "cluster.model"], capture_output=True, text=True)
+    if spread.returncode != 0:  # the command's own error line, not just "exit status 1"
+        raise RuntimeError(spread.stderr)
 finally:
     for process in (workers, scheduler):
         process.terminate()

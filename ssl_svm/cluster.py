@@ -356,11 +356,13 @@ class BlockHost:
         asleep: they spin otherwise and take the core from the worker's next step; they count
         only if numba starts its threads here) and numba's threads at this host's share; the
         worker's environment and its thread setting put back after it (a Dask worker runs
-        other tasks, and other users' tasks, too)."""
+        other tasks, and other users' tasks, too). ``NUMBA_NUM_THREADS`` is never written: the
+        pool keeps numba's own size (the worker's CPUs), as any change of it in the environment
+        once the pool runs makes numba's next compile raise, here or in another task."""
         from ssl_svm.solvers.host import pools
 
         saved = {k: os.environ.get(k) for k in pools.POOL_VARIABLES}
-        pools.configure()
+        pools.configure(pool_size=False)
         import numba
 
         before = numba.get_num_threads()

@@ -289,3 +289,59 @@ def test_one_worker_drives_the_fit_there(tmp):
     np.testing.assert_allclose(stat((tmp / "c").read_text(), "objective"),
                                stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
     assert (tmp / "c.l").read_bytes() == (tmp / "local.l").read_bytes()
+
+
+def _cold_commands_cluster(tmp, cache, nworkers, nthreads):
+    """A scheduler and workers started with Dask's own commands, as docs/cluster.md says, with
+    NUMBA_CACHE_DIR at ``cache`` (an empty folder): (address, the two processes)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    where = tmp / "scheduler.json"
+    sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                              "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+                              str(where)], env=env, stderr=subprocess.DEVNULL)
+    workers = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
+                                "--scheduler-file", str(where), "--nworkers", str(nworkers),
+                                "--nthreads", str(nthreads), "--no-dashboard"], env=env,
+                               stderr=subprocess.DEVNULL)
+    with distributed.Client(scheduler_file=str(where), timeout=60) as client:
+        client.wait_for_workers(nworkers, timeout=120)
+        return client.scheduler.address, (workers, sched)
+
+
+@pytest.mark.parametrize("how", ["commands 2x1", "LocalCluster 1x2"])
+def test_a_cold_numba_cache_on_the_workers_trains(tmp, how, monkeypatch):
+    """Workers whose numba cache is empty compile the solvers during the fit: numba's compiler
+    then reads the environment again, and a host that had changed NUMBA_NUM_THREADS after the
+    worker's pool started made every such fit raise (a traceback, exit 1). The model is the
+    one-process model, and a second fit on the now warm workers gives the same bytes."""
+    from ssl_svm.solvers.host.pools import POOL_VARIABLES
+
+    for k in POOL_VARIABLES:  # the workers start from a user's shell, not from this suite's
+        monkeypatch.delenv(k, raising=False)
+    cache = tmp / "numba-cache"
+    cache.mkdir()
+    args = ["-a", "tsvm", "-W", "1e-3", "--check", "none", PCMAC]
+    cold = {"NUMBA_CACHE_DIR": str(cache)}
+    procs = ()
+    if how.startswith("commands"):
+        address, procs = _cold_commands_cluster(tmp, cache, 2, 1)
+        c = None
+    else:
+        c = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                     host="127.0.0.1", dashboard_address=None, env=cold)
+        address = c.scheduler_address
+    try:
+        r = run("ssl-train", "--cluster", address, *args, tmp / "c", env=cold)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        run("ssl-train", "-q", "--cluster", address, *args, tmp / "c2", env=cold, check=0)
+    finally:
+        if c is not None:
+            c.close()
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=60)
+    assert any(cache.rglob("*.nbi")), "the workers compiled nothing: the cache was not cold"
+    run("ssl-train", "-q", *args, tmp / "local", check=0)
+    np.testing.assert_allclose(stat((tmp / "c").read_text(), "objective"),
+                               stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
+    assert (tmp / "c2").read_bytes() == (tmp / "c").read_bytes()

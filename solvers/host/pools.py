@@ -149,16 +149,19 @@ POOL_VARIABLES = ("OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT", "NUMBA_NUM_THREA
                   "OPENBLAS_NUM_THREADS")
 
 
-def configure(environ=None) -> None:
+def configure(environ=None, pool_size: bool = True) -> None:
     """Set the thread-pool variables this process (and its children) start numba and OpenBLAS
     with, keeping any the user set, and make TBB loadable. Has its full effect only before
-    numba is imported and before numba launches its threads; harmless after."""
+    numba is imported and before numba launches its threads. ``NUMBA_NUM_THREADS`` is set only
+    with ``pool_size`` and while this process has not imported numba: numba's compiler reads
+    the environment again on every compile and raises once its pool runs at another size."""
     env = os.environ if environ is None else environ
     if environ is None:
         preload_tbb(env)
+        pool_size = pool_size and "numba" not in sys.modules
     env.setdefault("OMP_WAIT_POLICY", "passive")
     env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-    if _positive_int(env.get("NUMBA_NUM_THREADS")) is None:
+    if pool_size and _positive_int(env.get("NUMBA_NUM_THREADS")) is None:
         env["NUMBA_NUM_THREADS"] = str(default_threads(env))
     if "OPENBLAS_NUM_THREADS" not in env and "OMP_NUM_THREADS" not in env:
         env["OPENBLAS_NUM_THREADS"] = str(available_cpus())
