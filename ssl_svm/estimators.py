@@ -151,24 +151,54 @@ def _equal(y: np.ndarray, value) -> np.ndarray:
     return np.fromiter((v == value for v in y.tolist()), dtype=bool, count=y.size)
 
 
+# a class 0 or -1 holding at least this share of the labeled rows, and this many times the
+# rows of every other class, reads as the unlabeled rows' mark taken for a class
+MARKER_SHARE = 0.5
+MARKER_RATIO = 4
+
+
+def _marker_taken_as_class(y, unl, classes, unlabeled_label, name: str) -> bool:
+    """A :class:`LabelWarning` (and True) when a class 0 or -1 that ``unlabeled_label`` does
+    not name holds most of the rows and the other classes only a handful: the mark of the
+    unlabeled rows in another convention (0 in the SVMlight files, -1 in scikit-learn's)
+    trained as a class, which the fit cannot tell from a real one."""
+    if classes.dtype.kind not in "iuf" or classes.size < 2:
+        return False
+    counts = {c: int(np.sum(y[~unl] == c)) for c in classes.tolist()}
+    for mark in (0, -1):
+        if mark not in counts or _equal(np.array([mark]), unlabeled_label)[0]:
+            continue
+        rest = max(v for c, v in counts.items() if c != mark)
+        n = sum(counts.values())
+        if counts[mark] >= MARKER_SHARE * n and counts[mark] >= MARKER_RATIO * rest:
+            from ssl_svm.exceptions import LabelWarning
+
+            other = "; ".join(f"{c}: {v}" for c, v in counts.items() if c != mark)
+            warn(f"{name}: class {mark} holds {counts[mark]} of the {n} labeled rows and the "
+                 f"other classes a handful ({other}), with unlabeled_label="
+                 f"{unlabeled_label!r} matching {int(unl.sum())} rows: if {mark} marks the "
+                 f"unlabeled rows, pass unlabeled_label={mark}", LabelWarning)
+            return True
+    return False
+
+
 def _check_convention(y, unl, classes, unlabeled_label, name: str) -> None:
     """A :class:`LabelWarning` when ``y`` reads as an SVMlight file's labels taken in
     scikit-learn's convention: values -1, 0 and 1, -1 marking the unlabeled rows, and more
     rows of class 0 than unlabeled ones (in the files 0 marks the unlabeled rows, usually the
     most, and -1 is a class: ``TSVM().fit(*load_svmlight(path))`` would train 0 against 1)."""
-    if not (isinstance(unlabeled_label, (int, np.integer)) and unlabeled_label == -1
-            and classes.dtype.kind in "iuf" and classes.size == 2 and unl.any()):
-        return
-    if not np.array_equal(classes, [0, 1]):
-        return
-    zeros = int(np.sum(y == 0))
-    if zeros > int(unl.sum()):
+    if (isinstance(unlabeled_label, (int, np.integer)) and unlabeled_label == -1
+            and classes.dtype.kind in "iuf" and classes.size == 2 and unl.any()
+            and np.array_equal(classes, [0, 1]) and int(np.sum(y == 0)) > int(unl.sum())):
+        zeros = int(np.sum(y == 0))
         from ssl_svm.exceptions import LabelWarning
 
         warn(f"{name}: y holds -1, 0 and 1 with more rows of 0 ({zeros}) than of -1 "
              f"({int(unl.sum())}), which unlabeled_label=-1 makes the unlabeled rows: if 0 "
              "marks the unlabeled rows and -1 is a class (the SVMlight files' convention, "
              "as ssl_svm.load_svmlight returns them), pass unlabeled_label=0", LabelWarning)
+        return
+    _marker_taken_as_class(y, unl, classes, unlabeled_label, name)
 
 
 class SSLClassifier(ClassifierMixin, BaseEstimator):
@@ -695,7 +725,10 @@ def estimator(algorithm: str) -> type:
 
 def load(path: str) -> SSLClassifier:
     """A fitted estimator from a model file (``ssl-train``'s or :meth:`SSLClassifier.save`'s):
-    its class from the file's algorithm, its parameters from the ``param`` lines."""
+    its class from the file's algorithm, its parameters from the ``param`` lines.
+    ``unlabeled_label`` is -1 unless -1 is one of the model's classes (an SVMlight file's
+    -1/+1 model): then 0, the files' mark, so that ``score(X, y)`` on rows read with
+    :func:`load_svmlight` counts the rows ``ssl-predict`` counts."""
     from ssl_svm.formats.model_file import read_model
 
     model = read_model(path)
@@ -709,6 +742,10 @@ def load(path: str) -> SSLClassifier:
             kwargs[keyword(p.name)] = default_value(p) if chosen_at_run_time else v
     est = cls(**kwargs)
     if not algo.positive_unlabeled:
+        # score() leaves out the rows equal to unlabeled_label: never one of the model's
+        # classes, so the loaded estimator scores the rows ssl-predict scores
+        est.unlabeled_label = next(v for v in (-1, 0, None)
+                                   if v is None or v not in (int(c) for c in model.labels))
         est.probability = model.probability is not None
         labels = sorted(int(v) for v in model.labels)
         classes = np.array(labels)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import re
 import subprocess
 import sys
 import warnings
@@ -168,6 +169,41 @@ def test_one_class_names_unlabeled_label():
         ssl_svm.TSVM().fit(X, np.where(y == 1, 0, y))  # classes 0 and -1: 0 left alone
     with pytest.raises(ValueError, match="unlabeled_label=-1"):
         ssl_svm.SVM().fit(X, np.where(y == 0, -1, np.where(y == 1, -1, y)))
+
+
+def test_a_loaded_command_model_scores_as_ssl_predict(tmp):
+    """A ±1 model of ssl-train, loaded: score() on load_svmlight's rows counts the rows
+    ssl-predict counts (its -1 rows are a class, not unlabeled rows)."""
+    run("ssl-train", "-q", "-a", "tsvm", "-W", "1e-3", "--check", "none", PCMAC, tmp / "m",
+        check=0)
+    r = run("ssl-predict", PCMAC_TEST, tmp / "m", tmp / "p", check=0)
+    said = re.search(r"Accuracy = ([0-9.]+)% \((\d+)/(\d+)\)", r.stderr + r.stdout)
+    est = ssl_svm.load(str(tmp / "m"))
+    X, y = ssl_svm.load_svmlight(str(PCMAC_TEST), n_features=est.n_features_in_)
+    assert est.score(X, y) == pytest.approx(int(said[2]) / int(said[3]))
+    assert est.unlabeled_label == 0
+    X, y = ssl_svm.load_svmlight(str(PCMAC))
+    # classes 0/1 (-1 unlabeled): the Python default stays
+    ssl_svm.TSVM(lam=1e-3).fit(X, np.where(y == 0, -1, (y == 1).astype(int))).save(tmp / "m01")
+    assert ssl_svm.load(str(tmp / "m01")).unlabeled_label == -1
+
+
+@pytest.mark.parametrize("mark,unlabeled_label", [(0, -1), (-1, 0)])
+def test_the_other_conventions_mark_trained_as_a_class_is_warned_about(mark, unlabeled_label):
+    """0 (the files' mark) or -1 (scikit-learn's) on most rows, the classes a handful, and
+    unlabeled_label naming the other: a LabelWarning naming the parameter to pass."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = np.full(300, mark)
+    y[:20] = 3
+    y[20:40] = 8
+    with pytest.warns(ssl_svm.LabelWarning, match=f"pass unlabeled_label={mark}"):
+        ssl_svm.SVM(unlabeled_label=unlabeled_label).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ssl_svm.LabelWarning)
+        ssl_svm.SVM(unlabeled_label=mark).fit(X, y)  # said as meant: no warning
+        y[40:150] = 3  # 0 a class among balanced ones: no warning
+        ssl_svm.SVM(unlabeled_label=unlabeled_label).fit(X, y)
 
 
 @pytest.mark.parametrize("name", ["svm", "tsvm", "lapsvm", "tvrls"])
