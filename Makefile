@@ -36,11 +36,14 @@ demo: $(VENV)/.installed
 	$(BIN)/ssl-predict sample_data/shuttle.test out.shuttle-rls.model out.shuttle-rls.pred
 	$(BIN)/ssl-train -a svm -W 0.01 -v 5 -q sample_data/shuttle.train
 	@rm -f out.pcmac.model out.pcmac.pred out.shuttle-rls.model out.shuttle-rls.pred
+	@echo "== the commands are in $(BIN): '. $(BIN)/activate' puts them on your PATH"
 
 # The suite runs on TEST_JOBS processes (pytest-xdist; auto: one per core); TEST_JOBS=0 runs it
 # in this process alone.
 TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
+	@echo "== ruff, then pytest on $(TEST_JOBS) processes: about 25 minutes on 2 cores (the first"
+	@echo "   minutes compile the solvers; the slowest tests are listed at the end)"
 	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 \
 		-n $(TEST_JOBS) --dist worksteal tests
@@ -54,6 +57,8 @@ $(VENV)/.installed-docs: pyproject.toml $(BIN)/python
 # are errors, so a broken link or docstring fails the build.
 docs: $(VENV)/.installed-docs
 	rm -rf docs/_build docs/auto_examples
+	@echo "== the site: sphinx runs the gallery's 8 examples, then writes the pages; a few minutes,"
+	@echo "   more on a cold compile cache (each example names itself as it runs)"
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 	@echo "the site: docs/_build/html/index.html"
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
+sys.path.insert(0, str(DOCS))  # gallery_progress, the gallery's progress lines
 
 project = "ssl-svm"
 author = "the ssl-svm developers"
@@ -61,7 +63,7 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "matplotlib_animations": False,
     "show_memory": False,
-    "reset_modules": ("matplotlib",),
+    "reset_modules": ("matplotlib", "gallery_progress.say"),
 }
 
 html_theme = "pydata_sphinx_theme"

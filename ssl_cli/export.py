@@ -25,9 +25,17 @@ What each format holds:
 Examples:
   ssl-export train.svm.model model.liblinear               # a linear model: liblinear
   liblinear-predict test.svm model.liblinear out          # LIBLINEAR's own predictor
+  ssl-export best.model best.exported    # any model: the line printed names its predictor
   ssl-export --format libsvm lap.model lap.libsvm && svm-predict test.svm lap.libsvm out
 
 Exit status: 0 ok, 1 the model cannot be read or has no form in that format, 2 usage error."""
+
+
+# the line after the export names the predictors that read the file written
+READERS = {"liblinear": "read it with LIBLINEAR's predict (liblinear-predict, or liblinear's "
+                        "Python load_model), not with LIBSVM's svm-predict",
+           "libsvm": "read it with LIBSVM's svm-predict (or libsvm's Python svm_load_model), "
+                     "not with LIBLINEAR's predict"}
 
 
 @click.command(context_settings=CONTEXT, epilog=EPILOG,
@@ -64,8 +72,8 @@ def _export(model_path, out_path, fmt, quiet):
             raise DataError(model_path, str(e)) from None
         out.write(text)
         outputs.commit()
-    log.info("%s model (%s, %d labels%s) written to %s", fmt, model.algorithm,
-             len(model.labels), how, out_path)
+    log.info("%s model (%s, %d labels%s) written to %s: %s", fmt, model.algorithm,
+             len(model.labels), how, out_path, READERS[fmt])
 
 
 def main(argv=None):

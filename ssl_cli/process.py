@@ -206,13 +206,7 @@ def run(command, prog: str, argv=None) -> int:
             _say(prog, "interrupted")
             status = 130
         except click.ClickException as e:
-            e.message = safe_text(e.message)
-            if isinstance(e, click.BadParameter) and e.param_hint is not None:
-                e.param_hint = safe_text(str(e.param_hint))
-            try:
-                e.show()
-            except OSError:
-                pass
+            _say(prog, f"error: {usage_line(e)}")
             status = e.exit_code
         if sys.stdout is not None:
             sys.stdout.flush()
@@ -235,6 +229,24 @@ def run(command, prog: str, argv=None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     return status
+
+
+def usage_line(e) -> str:
+    """The one line a click error says after ``prog: error:`` (the contract's form, not click's
+    three lines): its message, made safe for a terminal; the usage line appended where the
+    message names no option's value (a missing argument, an unknown option, extra words)."""
+    import click
+
+    if isinstance(e, click.BadParameter) and e.param_hint is not None:
+        e.param_hint = safe_text(str(e.param_hint))
+    text = safe_text(e.format_message()).replace("\n", " ")
+    lost = isinstance(e, (click.NoSuchOption, click.MissingParameter)) or \
+        text.startswith("Got unexpected extra argument")
+    if lost and getattr(e, "ctx", None) is not None:
+        usage = " ".join(e.ctx.get_usage().split())
+        usage = usage[len("Usage: "):] if usage.startswith("Usage: ") else usage
+        text += f" (usage: {usage}; --help lists the options)"
+    return text
 
 
 def _no_value_after_help(prog: str, args) -> None:

@@ -199,7 +199,8 @@ class Job:
 @click.option("--check", type=click.Choice(CHECKS), default="auto", show_default=True,
               help="after a semi-supervised fit, cross-validate it and the supervised svm on "
                    "the same folds of the labeled rows and warn when the unlabeled rows likely "
-                   "hurt: auto = when that takes at most ~10 s, cv = always, none = never")
+                   "hurt: auto = always, its folds on a share of the unlabeled rows (about "
+                   "half the fit's time more), cv = its folds on every row, none = never")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="train on a Dask cluster, e.g. tcp://HOST:8786: the rows stay on the "
                    "workers, each reading its part of TRAIN [rls, svm, tsvm, da] (needs pip "

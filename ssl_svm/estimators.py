@@ -604,8 +604,9 @@ _COMMON_DOC = {
     "check": "after the fit, cross-validate it and the supervised svm on the same folds of "
              "the labeled rows and warn (UnlabeledHurtWarning) when the unlabeled rows likely "
              "hurt, or when the held-out rows do not stand for the unlabeled ones (the fit "
-             "and the svm disagree far more often on the unlabeled rows): 'auto' when that "
-             "takes at most ~10 s, 'cv' always, 'none' never (as ssl-train --check); the "
+             "and the svm disagree far more often on the unlabeled rows): 'auto' always, its "
+             "folds on a share of the unlabeled rows (about half the fit's time more), 'cv' "
+             "its folds on every row, 'none' never (as ssl-train --check); the "
              "result is ``check_`` (None when not run; ``check_.coverage`` the disagreements)",
 }
 

@@ -244,7 +244,7 @@ def test_train_keep_comments_on_the_transductive_output(tmp):
     got = [ln.split(" ", 1)[1] if " " in ln else "" for ln in (tmp / "l").read_text().splitlines()]
     assert got == ["# u-2", "", "# u-5", "# x-1", "# x-3"]
     r = run("ssl-train", "--keep-comments", tmp / "t.svm", tmp / "m", check=2)
-    assert "Error: --keep-comments goes with -l FILE" in r.stderr
+    assert "ssl-train: error: --keep-comments goes with -l FILE" in r.stderr
     r = run("ssl-train", "-l", tmp / "l2", "--keep-comments", "-", tmp / "m",
             input=(tmp / "t.svm").read_text(), check=2)
     assert "TRAIN and --unlabeled must be files, not stdin" in r.stderr

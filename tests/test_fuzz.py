@@ -7,7 +7,7 @@ full device, FIFO, symlink, the input itself, a folder, a missing folder). Every
 
 - the exit status is 0, 1 or 2, and the program was not killed by a signal;
 - no traceback and no Python warning on stderr; status 1: the last line is ``prog: error: ...``
-  and every other line a ``prog: warning:``; status 2: click's ``Error: ...`` last line;
+  and every other line a ``prog: warning:``; status 2: one ``prog: error:`` line too;
 - no ``.tmp-*`` file is left, and a failed run left every existing file as it was;
 - a model written with status 0 loads and predicts finite decision values.
 
@@ -74,7 +74,8 @@ def check(r: subprocess.CompletedProcess, prog: str, folder: Path, before: dict,
         assert all(x.startswith(f"{prog}: warning: ") for x in lines[:-1]), where
         assert "\x1b" not in err and len(lines[-1]) <= 400, where
     if r.returncode == 2:
-        assert lines and lines[-1].startswith("Error: "), where
+        assert lines and lines[-1].startswith(f"{prog}: error: "), where
+        assert all(x.startswith(f"{prog}: warning: ") for x in lines[:-1]), where
     assert not [p for p in folder.iterdir() if p.name.startswith(".tmp-")], where
     if r.returncode != 0:
         now = snapshot(folder)

@@ -69,7 +69,7 @@ def test_init_errors(tmp):
     pcmac = SAMPLES / "pcmac.train"
     run("ssl-train", "-q", "-a", "svm", pcmac, tmp / "svm", check=0)
     r = run("ssl-train", "-a", "tsvm", "--init", tmp / "svm", pcmac, tmp / "x", check=2)
-    assert ("Error: -a tsvm has no warm start from a model; --init works with rls, svm, "
+    assert ("ssl-train: error: -a tsvm has no warm start from a model; --init works with rls, svm, "
             "lapsvm, laprls") in r.stderr
     r = run("ssl-train", "-a", "rls", "--init", tmp / "svm", pcmac, tmp / "x", check=1)
     assert r.stderr.strip().endswith("svm: --init needs a model of -a rls; this one is svm")

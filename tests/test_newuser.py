@@ -169,3 +169,52 @@ def test_help_and_the_documentation_agree_on_max_iter():
     usmo = run("ssl-train", "-a", "usmo", "-h").stdout
     assert re.search(r"Range \[1,\s+2147483647\], default 10000000", usmo)
     assert "usmo's pair steps at most\n  2147483647" in readme
+
+
+def test_the_readmes_export_line_writes_what_liblinear_reads(tmp):
+    """README: `ssl-train -a tsvm -W 0.001 train.svm` then `ssl-export train.svm.model
+    model.liblinear`: a LIBLINEAR file, and ssl-export's line names the predictor that reads
+    what it wrote (a kernel model exported by inference is LIBSVM's, and says so)."""
+    readme = (ROOT / "README.md").read_text()
+    assert "ssl-export train.svm.model model.liblinear" in readme
+    train = tmp / "train.svm"
+    train.write_bytes(TRAIN.read_bytes())
+    run("ssl-train", "-q", "-a", "tsvm", "-W", "0.001", "train.svm", cwd=tmp, check=0)
+    r = run("ssl-export", tmp / "train.svm.model", tmp / "model.liblinear", check=0)
+    assert (tmp / "model.liblinear").read_text().startswith("solver_type ")
+    assert "read it with LIBLINEAR's predict" in r.stderr
+    run("ssl-train", "-q", "-a", "lapsvm", train, tmp / "lap", check=0)
+    r = run("ssl-export", tmp / "lap", tmp / "lap.out", check=0)
+    assert "read it with LIBSVM's svm-predict" in r.stderr
+
+
+def test_the_readmes_numbers_are_the_commands_numbers(tmp):
+    """The accuracies the README quotes for the sample file are what its commands give."""
+    readme = (ROOT / "README.md").read_text()
+    said = {}
+    for args in (["-a", "svm"], ["-a", "tsvm"], ["-a", "tsvm", "-R", "0.5"]):
+        run("ssl-train", "-q", *args, "-W", "0.001", TRAIN, tmp / "m", check=0)
+        r = run("ssl-predict", SAMPLES / "pcmac.test", tmp / "m", tmp / "p", check=0)
+        said[" ".join(args)] = re.search(r"Accuracy = ([0-9.]+)%", r.stderr)[1]
+    assert (f"a supervised SVM gets {said['-a svm']} %" in readme
+            and f"transductive SVM {said['-a tsvm']} % ({said['-a tsvm -R 0.5']} % told"
+            in readme.replace("\n", " ")), said
+
+
+def test_the_pages_say_how_to_reach_the_commands():
+    """After `make demo` the commands are in .venv/bin, off the PATH: the README, the getting
+    started page and make demo itself say how to reach them."""
+    for page in ("README.md", "docs/getting-started.md", "Makefile"):
+        assert "/activate" in (ROOT / page).read_text(), page
+
+
+def test_the_check_is_described_as_the_code_runs_it():
+    """--check auto is never skipped for its time (ssl_svm.trust.check_fit): no text says it
+    runs "when that takes at most ~10 s"."""
+    import ssl_svm
+
+    r = run("ssl-train", "--help", check=0)
+    text = " ".join(r.stdout.split())
+    assert "10 s" not in text and "auto = always" in text
+    doc = " ".join(ssl_svm.TSVM.__doc__.split())
+    assert "10 s" not in doc and "'auto' always" in doc

@@ -52,8 +52,8 @@ def test_plot_errors(tmp):
             f"{str(PCMAC)!r}]))")
     p = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
-    assert "Error: --plot needs matplotlib: pip install matplotlib (in a source checkout: " \
-        "pip install -e '.[plot]')" in p.stderr
+    assert "ssl-tune: error: --plot needs matplotlib: pip install matplotlib (in a source " \
+        "checkout: pip install -e '.[plot]')" in p.stderr
     assert not (tmp / "x.png").exists() and p.stdout == ""  # checked before any fit
 
 

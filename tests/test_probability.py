@@ -101,9 +101,11 @@ def test_probability_errors(tmp):
                                 "calibration: train it with ssl-train --probability")
     r = run("ssl-predict", "--probability", "--values", SAMPLES / "pcmac.train", tmp / "m",
             check=2)
-    assert "Error: give --values (decision values) or --probability, not both" in r.stderr
+    assert ("ssl-predict: error: give --values (decision values) or --probability, not both"
+            in r.stderr)
     r = ssl_train("-v", "3", "--probability", SAMPLES / "pcmac.train", check=2)
-    assert "Error: -v writes no model, so --probability has nothing to calibrate" in r.stderr
+    assert ("ssl-train: error: -v writes no model, so --probability has nothing to calibrate"
+            in r.stderr)
     r = ssl_train("-a", "usmo", "--negatives-as-unlabeled", "--probability",
             SAMPLES / "pcmac.train", tmp / "u", check=2)
     assert "usmo's labeled rows are all positive" in r.stderr

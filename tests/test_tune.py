@@ -117,21 +117,21 @@ USAGE = [
 def test_usage_errors(args, message):
     r = run("ssl-tune", *args, PCMAC)
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert r.stderr.rstrip().splitlines()[-1] == f"Error: {message}", r.stderr
+    assert r.stderr.rstrip().splitlines()[-1] == f"ssl-tune: error: {message}", r.stderr
     assert r.stdout == ""
 
 
 def test_metric_rules(tmp):
     r = run("ssl-tune", "-a", "usmo", "-G", "lambda=1", "--metric", "accuracy",
             SAMPLES / "pcmac.train", check=2)
-    assert "Error: --metric accuracy needs labeled negatives; the held-out rows of usmo are all " \
-           "positive (use --metric pu, or give a labeled VALIDATION file)" in r.stderr
+    assert "ssl-tune: error: --metric accuracy needs labeled negatives; the held-out rows of " \
+           "usmo are all positive (use --metric pu, or give a labeled VALIDATION file)" in r.stderr
     three = tmp / "three.svm"
     three.write_text("".join(f"{c} 1:{c + 0.1 * i} 2:{i % 3}\n" for c in (1, 2, 3)
                              for i in range(6)))
     r = run("ssl-tune", "-a", "svm", "-v", "2", "-G", "lambda=1", "--metric", "auc", three,
             check=2)
-    assert "Error: --metric auc is for two classes (3 found)" in r.stderr
+    assert "ssl-tune: error: --metric auc is for two classes (3 found)" in r.stderr
 
 
 def test_folds_are_checked_before_any_fit(tmp):
@@ -142,16 +142,16 @@ def test_folds_are_checked_before_any_fit(tmp):
     one.write_text("\n".join(rows) + "\n")
     r = run("ssl-tune", "-a", "tsvm", "-v", "5", "-G", "lambda=0.1,1", one, check=2)
     assert r.stderr.rstrip().splitlines()[-1] == (
-        f"Error: {one}: class 1 has 1 labeled row, fewer than the 5 folds (-v 5): label more "
-        "rows of it, or score on a VALIDATION file (ssl-tune -a auto keeps the supervised svm "
-        "when nothing can be cross-validated)")
+        f"ssl-tune: error: {one}: class 1 has 1 labeled row, fewer than the 5 folds (-v 5): "
+        "label more rows of it, or score on a VALIDATION file (ssl-tune -a auto keeps the "
+        "supervised svm when nothing can be cross-validated)")
     assert "points" not in r.stderr and r.stdout == ""  # nothing was fitted
     three = tmp / "three.svm"
     three.write_text("\n".join(["1 1:1 2:0.5", "1 1:2 2:1", "1 1:1.5 2:0"] + rows[1:]) + "\n")
     r = run("ssl-tune", "-a", "svm", "-v", "5", "-G", "lambda=0.1,1", three, check=2)
     assert r.stderr.rstrip().splitlines()[-1] == (
-        f"Error: {three}: class 1 has 3 labeled rows, fewer than the 5 folds (-v 5): use -v 3 "
-        "or fewer, or score on a VALIDATION file")
+        f"ssl-tune: error: {three}: class 1 has 3 labeled rows, fewer than the 5 folds (-v 5): "
+        "use -v 3 or fewer, or score on a VALIDATION file")
     r = run("ssl-tune", "-a", "svm", "-v", "3", "-G", "lambda=0.1,1", three, check=0)
     assert best_line(r.stdout).startswith("best lambda=")
     default = run("ssl-tune", "-a", "svm", "-G", "lambda=0.1,1", three, check=0)
@@ -320,7 +320,7 @@ def test_train_c_is_liblinears_c(tmp):
                                rtol=1e-5, atol=1e-7)
     assert m.function.b[0] == pytest.approx(sign * b, rel=1e-5, abs=1e-7)
     r = run("ssl-train", "-a", "svm", "-c", "2", "-W", "1", PCMAC, tmp / "m", check=2)
-    assert "Error: -c sets -W/--lambda; give one or the other" in r.stderr
+    assert "ssl-train: error: -c sets -W/--lambda; give one or the other" in r.stderr
     r = run("ssl-train", "-a", "lapsvm", "-c", "0.5", "-t", "linear", PCMAC, tmp / "m", check=0)
     assert read_model(str(tmp / "m")).params["gamma_a"] == 1.0
 

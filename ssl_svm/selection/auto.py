@@ -309,8 +309,10 @@ def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, fol
                        for a, v in points[i].items())]
         if own and own[0] != j:
             j = own[0]
-            text += (f"; the {chosen.chosen} kept is the one at its settings, "
-                     f"{keys[j].partition(' ')[2]} ({metric} {scores[j]:.6g})")
+            text += (f"; its best grid point set the bar, and the {chosen.chosen} kept is "
+                     f"the one at its default settings, {keys[j].partition(' ')[2]} (the fit "
+                     f"ssl-train -a {chosen.chosen} makes; {metric} {scores[j]:.6g} on the "
+                     "same folds)")
     notes.append(text)
     return AutoResult(owner[j], points[j], k, metric, notes,
                       f"best {keys[j]} {metric}={scores[j]:.6g}",
@@ -355,8 +357,9 @@ def _candidates(names, points, best, best_scores, sel, units, kept) -> list[Cand
                         "kept: no semi-supervised candidate beat it" if n == sel.baseline else
                         f"ahead of {sel.baseline} by more than {sel.z:.3g} standard errors")
             if kept[0] != c.point:
-                c.reason += (f" (its best point, {point_key(c.point)} at {c.score:.6g}, "
-                             "was the bar; kept at its settings)")
+                c.reason += (f" (its best grid point, {point_key(c.point)} at {c.score:.6g}, "
+                             "set the bar; the model kept is the one at its default settings, "
+                             "as ssl-train trains it, whose score this row shows)")
                 c.point, c.score = kept
         elif n == sel.baseline:
             c.verdict, c.reason = "baseline", "the supervised candidate it had to beat"
