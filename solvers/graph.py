@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from numba import prange
 
 from ssl_svm.solvers import ann
-from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.errors import NonFiniteError, ProblemError
 from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import (
     DENSE_COPY_BYTES,
@@ -334,6 +334,9 @@ def auto_graph(X, neighbors: int | None, degree: int | None) -> tuple[int, int, 
     if neighbors is not None and degree is not None:
         return int(neighbors), int(degree), "given"
     c = neighbour_contrast(X)
+    if not math.isfinite(c):  # the squared distances overflowed (or a value is not finite)
+        raise NonFiniteError("the distances between rows are not finite numbers (values too "
+                             "large to square: rescale the features)")
     k, p = next((k, p) for below, k, p in AUTO_GRAPHS if c < below)
     k = min(k, max(1, X.shape[0] - 1))
     how = (f"auto: a row's {'2nd' if CONTRAST_NEIGHBOR == 2 else f'{CONTRAST_NEIGHBOR}th'} "

@@ -852,7 +852,14 @@ class Auto(SSLClassifier):
         """(grids, params, runs) of the candidates, checked."""
         from ssl_svm.selection import auto
 
+        if self.grids is not None and not isinstance(self.grids, dict):
+            raise TypeError(f"Auto(grids={self.grids!r}): a dict {{solver: {{parameter: "
+                            "values}} or None")
         grids = dict(self.grids or {})
+        for n, axes in grids.items():
+            if axes is not None and not isinstance(axes, dict):
+                raise TypeError(f"Auto(grids={{{n!r}: {axes!r}}}): each solver's grid is a "
+                                "dict {parameter: values} (an empty dict: its defaults alone)")
         for n in grids:
             if n not in names:
                 raise ValueError(f"Auto(grids=...): {n} is not among the candidates "

@@ -7,6 +7,7 @@ prepared (:func:`ssl_svm.training.prepare`), and the result is what each writes 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -52,9 +53,69 @@ class Result:
     seconds: float = 0.0
 
 
+def checked_request(rows, request) -> Request:
+    """``request`` with its parameters completed (a parameter left out takes its default),
+    after checking what :func:`train` is given: a TypeError or ValueError naming the field,
+    here, rather than an AttributeError or KeyError from inside a solver."""
+    from dataclasses import replace
+
+    from ssl_svm.solvers.models import Model
+    from ssl_svm.solvers.registry import Algorithm
+
+    if not isinstance(rows, training.Training):
+        raise TypeError("train(rows, ...): rows must be a ssl_svm.training.Training (from "
+                        f"ssl_svm.training.prepare), not {type(rows).__name__}")
+    if not isinstance(request, Request):
+        raise TypeError(f"train(..., request): request must be a ssl_svm.pipeline.Request, "
+                        f"not {type(request).__name__}")
+    algo = request.algo
+    if not isinstance(algo, Algorithm):
+        raise TypeError("Request.algo must be a solver of ssl_svm.solvers.registry.ALGORITHMS "
+                        f"(e.g. ALGORITHMS['tsvm']), not {algo!r}")
+    if not isinstance(request.params, dict):
+        raise TypeError(f"Request.params must be a dict of {algo.name}'s parameters, not "
+                        f"{type(request.params).__name__}")
+    known = {p.name: p for p in algo.params}
+    unknown = sorted(str(k) for k in request.params if k not in known)
+    if unknown:
+        raise ValueError(f"Request.params: {algo.name} has no parameter "
+                         f"{', '.join(map(repr, unknown))} (its parameters: "
+                         f"{', '.join(known)})")
+    params = {}
+    for name, p in known.items():
+        value = request.params.get(name, p.default)
+        if value is None and p.default is None:
+            params[name] = None  # chosen from the data at run time
+            continue
+        try:
+            params[name] = p.check(value)
+        except ValueError as e:
+            raise ValueError(f"Request.params[{name!r}]: {e}") from None
+    run = request.run
+    if not isinstance(run, dict):
+        raise TypeError(f"Request.run must be a dict, not {type(run).__name__}")
+    extra = sorted(str(k) for k in run if k not in algo.run_options)
+    if extra:
+        raise ValueError(f"Request.run: {algo.name} takes no run option "
+                         f"{', '.join(map(repr, extra))} (it takes: "
+                         f"{', '.join(algo.run_options) or 'none'})")
+    if request.init is not None and not isinstance(request.init, Model):
+        raise TypeError("Request.init must be None or a model of the same solver (from "
+                        "ssl_svm.formats.model_file.read_model), not "
+                        f"{type(request.init).__name__}")
+    if request.check not in trust.CHECKS:
+        raise ValueError(f"Request.check must be one of {', '.join(trust.CHECKS)} (got "
+                         f"{request.check!r})")
+    if isinstance(request.seed, bool) or not isinstance(request.seed, numbers.Integral):
+        raise TypeError(f"Request.seed must be an int, not {request.seed!r}")
+    return replace(request, params=params)
+
+
 def train(rows: training.Training, request: Request) -> Result:
     """Fit ``request.algo`` on ``rows``, check the fit as ``request.check`` says, and return
-    the model with what else the request asked for."""
+    the model with what else the request asked for. What is given is checked first
+    (:func:`checked_request`)."""
+    request = checked_request(rows, request)
     with WarmClock() as clock:  # without a first run's compiling: what a fold would take
         model = training.fit(request.algo, rows, request.params, request.run,
                              probability=request.probability, seed=request.seed,

@@ -29,9 +29,18 @@ class SemiSupervisedKFold:
         from ssl_svm.estimators import _equal
         from ssl_svm.exceptions import UncheckedWarning, warn
 
-        if self.n_splits < 2:
-            raise ValueError(f"SemiSupervisedKFold needs n_splits >= 2 (got {self.n_splits})")
+        n = self.n_splits
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"SemiSupervisedKFold(n_splits={n!r}): an int, at least 2")
+        if n < 2:
+            raise ValueError(f"SemiSupervisedKFold needs n_splits >= 2 (got {n})")
+        if y is None:
+            raise ValueError("SemiSupervisedKFold.split needs y: its folds are of the labeled "
+                             "rows")
         y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"SemiSupervisedKFold: y must be 1-D, one label per row (got shape "
+                             f"{y.shape}); multi-output labels have no semi-supervised folds")
         unl = _equal(y, self.unlabeled_label)
         codes = np.zeros(y.size)
         classes, inverse = np.unique(y[~unl], return_inverse=True)
