@@ -8,8 +8,9 @@ X nor per-row vectors.
 
 Reading: when every worker sees the file at the same path with the same size (a shared file
 system), each host reads its own line-aligned byte ranges and parses them with the same parser
-as a one-process run (a first pass counts the ranges' lines, so errors name the file's own line
-numbers). Otherwise (the file only here, or compressed) this process reads it piece by piece
+as a one-process run, hashing the bytes it parses; this process hashes the same ranges of its
+file in one pass (which counts their lines, so errors name the file's own line numbers), and
+a range whose hashes differ (a stale node-local copy) is shipped from here instead. Otherwise (the file only here, or compressed) this process reads it piece by piece
 and ships each piece to the host whose share of the file it falls in: one piece in memory here
 at a time.
 
@@ -45,7 +46,7 @@ ALGORITHMS = ("rls", "svm", "tsvm", "da")
 RESTARTS = 3
 # how long a restart waits for the scheduler to list a live worker when none is left
 WORKER_WAIT = 10.0
-READ_BYTES = 1 << 22  # the line-counting pass reads ranges in pieces of this size
+READ_BYTES = 1 << 22  # the client's hashing pass reads ranges in pieces of this size
 # the longest wait on the scheduler or a worker outside a fit's own steps (creating a host,
 # its channel, the scheduler's list of workers): a dead worker is an error, never a hang
 CALL_SECONDS = 60.0
@@ -79,11 +80,13 @@ def _aligned(f, pos: int) -> int:
 
 
 class _Range:
-    """A file-like reader of bytes [start, end) of an open file."""
+    """A file-like reader of bytes [start, end) of an open file; with ``digest`` (a hashlib
+    object), every byte read is hashed as it passes."""
 
-    def __init__(self, f, start: int, end: int):
+    def __init__(self, f, start: int, end: int, digest=None):
         self.f = f
         self.left = end - start
+        self.digest = digest
         f.seek(start)
 
     def read(self, n: int) -> bytes:
@@ -91,7 +94,34 @@ class _Range:
             return b""
         piece = self.f.read(min(n, self.left))
         self.left -= len(piece)
+        if self.digest is not None:
+            self.digest.update(piece)
         return piece
+
+
+def range_digest():
+    """The hash the client and a worker each take of a byte range of TRAIN: BLAKE2b."""
+    return hashlib.blake2b(digest_size=16)
+
+
+def cut_ranges(path: str, parts: int) -> list[tuple[int, int, int, str]]:
+    """``path`` cut into ``parts`` line-aligned byte ranges, each as (start, end, newlines in
+    it, :func:`range_digest` of its bytes): one pass over the file, here, so that a worker's
+    parse of the same range can be compared byte for byte (its own copy at the same path may
+    differ anywhere, not only at the sampled pieces of :func:`file_facts`)."""
+    size = os.path.getsize(path)
+    out = []
+    with open(path, "rb") as f:
+        bounds = [_aligned(f, size * k // parts) for k in range(parts)] + [size]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            b = max(a, b)
+            h = range_digest()
+            r = _Range(f, a, b, h)
+            n = 0
+            while piece := r.read(READ_BYTES):
+                n += piece.count(b"\n")
+            out.append((a, b, n, h.hexdigest()))
+    return out
 
 
 SAMPLES = 64  # pieces of a file compared between this process and the workers
@@ -140,7 +170,7 @@ class _Forward(logging.Handler):
 
 
 # what a client may ask of a host, and of the blocks it holds: nothing else is looked up
-HOST_METHODS = frozenset({"call", "drive", "count_lines", "read_range", "receive", "finish",
+HOST_METHODS = frozenset({"call", "drive", "read_range", "receive", "finish",
                           "echo", "memory", "bye"})
 # how long a client waits for a host to put its worker's settings back when it leaves
 BYE_SECONDS = 10.0
@@ -386,19 +416,6 @@ class BlockHost:
         logging.getLogger("ssl").setLevel(level)
         return fit_model(LocalBlocks(self.slots, d), name, classes, params, costs=costs)
 
-    def count_lines(self, path: str, start: int, end: int) -> tuple[int, int, int]:
-        """(aligned start, aligned end, newlines between) of the byte range [start, end)."""
-        try:
-            with open(path, "rb") as f:
-                a, b = _aligned(f, start), _aligned(f, end)
-                r = _Range(f, a, b)
-                n = 0
-                while piece := r.read(READ_BYTES):
-                    n += piece.count(b"\n")
-        except OSError as e:
-            raise DataError(path, f"cannot read on a worker: {e.strerror or e}") from None
-        return a, b, n
-
     def read_range(self, slot: int, path: str, start: int, end: int, first_line: int,
                    zero_based: bool, unlabeled: bool, first_row: int = 0) -> dict:
         """Parse the lines in [start, end) (aligned) of ``path`` into block ``slot``; returns
@@ -406,18 +423,31 @@ class BlockHost:
         from ssl_svm.formats.svmlight import BOM, iter_line_blocks, parse_block
 
         parts = []
+        digest = range_digest()
         try:
             with open(path, "rb") as f:
-                if start == 0 and f.read(3) == BOM:
-                    start = 3
-                for block, first in iter_line_blocks(_Range(f, start, end), path,
-                                                     first_line=first_line):
-                    part = parse_block(block, first, path, zero_based=zero_based)
-                    if part.n_rows:
-                        parts.append(part)
+                if start == 0:
+                    head = f.read(3)
+                    if head == BOM:
+                        digest.update(head)
+                        start = 3
+                rng = _Range(f, start, end, digest)
+                try:
+                    for block, first in iter_line_blocks(rng, path, first_line=first_line):
+                        part = parse_block(block, first, path, zero_based=zero_based)
+                        if part.n_rows:
+                            parts.append(part)
+                except DataError as e:
+                    # said by the client only if this copy is the client's file: hash the rest
+                    while rng.read(READ_BYTES):
+                        pass
+                    return {"digest": digest.hexdigest(),
+                            "error": [str(e.where), str(e.message), e.line]}
         except OSError as e:
             raise DataError(path, f"cannot read on a worker: {e.strerror or e}") from None
-        return self._store(slot, parts, path, unlabeled, first_row)
+        summary = self._store(slot, parts, path, unlabeled, first_row)
+        summary["digest"] = digest.hexdigest()  # of the bytes parsed: the client compares
+        return summary
 
     def receive(self, slot: int, block: bytes, first_line: int, name: str,
                 zero_based: bool) -> None:
@@ -728,17 +758,28 @@ def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
         t0 = time.perf_counter()
         if shared:
             full = os.path.abspath(path)
-            cuts = [size * k // W for k in range(W + 1)]
-            counted = blocks.request([(h, "count_lines", (full, cuts[h], cuts[h + 1]))
-                                      for h in range(W)])
+            ranges = cut_ranges(path, W)
             first = 1
             reqs = []
-            for h, (a, b, n) in enumerate(counted):
+            starts = []
+            for h, (a, b, n, _) in enumerate(ranges):
                 reqs.append((h, "read_range", (slot_of[h], full, a, b, first, zero_based, unl)))
-                blocks.layout.append((h, slot_of[h]))
-                slot_of[h] += 1
+                starts.append(first)
                 first += n
             parts = blocks.request(reqs)
+            for h, (a, b, _, digest) in enumerate(ranges):
+                error = parts[h].pop("error", None)
+                same = parts[h].pop("digest", None) == digest
+                if same and error is not None:
+                    raise DataError(*error)  # the client's own file has the bad line
+                if not same:
+                    log.warning("%s: the copy at this path on %s differs from this one in "
+                                "bytes %d-%d (a stale copy?): that part is read here and "
+                                "shipped", path, addresses[h], a, b)
+                    parts[h] = _ship_range(blocks, h, slot_of[h], path, a, b, starts[h],
+                                           zero_based, unl)
+                blocks.layout.append((h, slot_of[h]))
+                slot_of[h] += 1
             how = "each worker read its own part"
         else:
             parts = _ship(blocks, path, size, zero_based, unl, slot_of)
@@ -754,6 +795,20 @@ def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
             rows, sum(s["nnz"] for s in parts), time.perf_counter() - t0)
     blocks.summaries = summaries
     return blocks
+
+
+def _ship_range(blocks, h, slot, path, start, end, first_line, zero_based, unl) -> dict:
+    """Read bytes [start, end) of ``path`` here and send them, piece by piece, to host ``h``'s
+    block ``slot`` (replacing what it read of its own copy); returns the block's summary."""
+    from ssl_svm.formats.svmlight import BOM, iter_line_blocks
+
+    with open(path, "rb") as f:
+        if start == 0 and f.read(3) == BOM:
+            start = 3
+        for block, first in iter_line_blocks(_Range(f, start, end), path,
+                                             first_line=first_line):
+            blocks.request([(h, "receive", (slot, block, first, path, zero_based))])
+    return blocks.request([(h, "finish", (slot, path, unl))])[0]
 
 
 def _ship(blocks, path, size, zero_based, unl, slot_of) -> list[dict]:

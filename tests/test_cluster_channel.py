@@ -447,6 +447,127 @@ def test_a_workers_own_different_copy_is_not_read(tmp):
     assert (tmp / "m.p").read_bytes() == (tmp / "local.p").read_bytes()
 
 
+def _rows_text(rows: int, seed: int) -> bytes:
+    """A sparse two-class file of ``rows`` lines (every 10th labeled, ±1 written '+1'/'-1'),
+    about 250 bytes a line."""
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=200)
+    out = []
+    for i in range(rows):
+        idx = np.sort(rng.choice(200, 20, replace=False))
+        val = rng.normal(size=20)
+        label = ("+1" if val @ w[idx] > 0 else "-1") if i % 10 == 0 else "0"
+        out.append(label + " " + " ".join(f"{j + 1}:{v:.5f}" for j, v in zip(idx, val)))
+    return ("\n".join(out) + "\n").encode()
+
+
+def _swap_between_samples(data: bytes) -> tuple[bytes, int]:
+    """``data`` with the +1/-1 labels swapped on every labeled line that lies wholly between
+    the pieces :func:`cluster.file_facts` samples (the same size, the same fingerprint);
+    returns it and the lines swapped."""
+    size = len(data)
+    step = (size - cluster.SAMPLE_BYTES) / (cluster.SAMPLES - 1)
+    pieces = [(int(k * step), int(k * step) + cluster.SAMPLE_BYTES)
+              for k in range(cluster.SAMPLES)]
+    out, at, swapped = [], 0, 0
+    for line in data.splitlines(keepends=True):
+        end = at + len(line)
+        clear = all(end <= a or at >= b for a, b in pieces)
+        head = line[:2]
+        if clear and head in (b"+1", b"-1"):
+            line = (b"-1" if head == b"+1" else b"+1") + line[2:]
+            swapped += 1
+        out.append(line)
+        at = end
+    return b"".join(out), swapped
+
+
+def test_a_stale_copy_differing_only_between_the_sampled_pieces_is_not_read(tmp):
+    """A worker's own copy at the path, of the same size and the same sampled fingerprint,
+    whose labels are swapped only on lines between the sampled pieces: each worker's parse is
+    hashed and compared with the client's hash of the same byte range, so the part that
+    differs is shipped from here (a warning naming the worker) and the model is the
+    one-process model of the client's file."""
+    from conftest import BIN, run
+
+    mine, theirs = tmp / "client", tmp / "workers"
+    mine.mkdir()
+    theirs.mkdir()
+    data = _rows_text(24000, 5)
+    assert len(data) > 1.25 * cluster.SAMPLES * cluster.SAMPLE_BYTES  # sampled, gaps between
+    stale, swapped = _swap_between_samples(data)
+    assert swapped > 100
+    (mine / "train.svm").write_bytes(data)
+    (theirs / "train.svm").write_bytes(stale)
+    assert cluster.file_facts(str(mine / "train.svm")) == \
+        cluster.file_facts(str(theirs / "train.svm"))  # invisible to the sampled check
+    args = ["-a", "tsvm", "-W", "1e-3", "--check", "none"]
+    run("ssl-train", "-q", *args, mine / "train.svm", tmp / "local", check=0)
+    here = os.getcwd()
+    os.chdir(theirs)  # the workers start in the folder of the other copy
+    try:
+        c = _local_cluster()
+    finally:
+        os.chdir(here)
+    try:
+        import subprocess
+
+        r = subprocess.run([str(BIN / "ssl-train"), *args, "--cluster", c.scheduler_address,
+                            "/proc/self/cwd/train.svm", str(tmp / "m")], cwd=mine,
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        c.close()
+    assert r.returncode == 0, r.stderr
+    warned = [x for x in r.stderr.splitlines() if "differs from this one in bytes" in x]
+    assert len(warned) == 2 and all("127.0.0.1" in x for x in warned), r.stderr
+    np.testing.assert_allclose(_stat((tmp / "m").read_text(), "objective"),
+                               _stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
+    for m in ("m", "local"):
+        run("ssl-predict", mine / "train.svm", tmp / m, tmp / f"{m}.p", check=0)
+    assert (tmp / "m.p").read_bytes() == (tmp / "local.p").read_bytes()
+
+
+def test_a_bad_line_in_a_stale_copy_is_not_the_clients_error(tmp):
+    """A worker's copy with a malformed line between the sampled pieces, where the client's
+    file has none: that part is shipped and the fit succeeds (its parse error is not the
+    client's); run from the folder of that copy, the same line is the client's own error,
+    named by its line number."""
+    from conftest import run
+
+    mine, theirs = tmp / "client", tmp / "workers"
+    mine.mkdir()
+    theirs.mkdir()
+    data = _rows_text(24000, 6)
+    size = len(data)
+    step = (size - cluster.SAMPLE_BYTES) / (cluster.SAMPLES - 1)
+    lines = data.splitlines(keepends=True)
+    at = np.cumsum([0] + [len(x) for x in lines])
+    k = next(i for i in range(len(lines) * 3 // 4, len(lines))  # in the second worker's part
+             if all(at[i + 1] <= int(j * step) or at[i] >= int(j * step) + cluster.SAMPLE_BYTES
+                    for j in range(cluster.SAMPLES)))
+    bad = lines[k].replace(b" ", b" x", 1)[:len(lines[k]) - 1] + b"\n"  # the same size
+    (mine / "train.svm").write_bytes(data)
+    (theirs / "train.svm").write_bytes(b"".join(lines[:k] + [bad] + lines[k + 1:]))
+    assert cluster.file_facts(str(mine / "train.svm")) == \
+        cluster.file_facts(str(theirs / "train.svm"))
+    here = os.getcwd()
+    os.chdir(theirs)
+    try:
+        c = _local_cluster()
+    finally:
+        os.chdir(here)
+    try:
+        args = ["-a", "svm", "--cluster", c.scheduler_address]
+        r = run("ssl-train", *args, "/proc/self/cwd/train.svm", tmp / "m", cwd=mine)
+        assert r.returncode == 0 and "differs from this one in bytes" in r.stderr, r.stderr
+        r = run("ssl-train", *args, "/proc/self/cwd/train.svm", tmp / "m2", cwd=theirs,
+                check=1)
+        assert r.stderr.strip().splitlines()[-1].startswith(
+            f"ssl-train: error: /proc/self/cwd/train.svm:{k + 1}: "), r.stderr
+    finally:
+        c.close()
+
+
 def test_two_workers_lost_at_once_is_no_hang(tmp):
     """Two of three workers killed at once mid-fit: the fit starts over on what is left (or
     says in one line that it cannot), in bounded time, never hangs."""
