@@ -10,9 +10,10 @@ Reading: when every worker sees the file at the same path with the same size (a 
 system), each host reads its own line-aligned byte ranges and parses them with the same parser
 as a one-process run, hashing the bytes it parses; this process hashes the same ranges of its
 file in one pass (which counts their lines, so errors name the file's own line numbers), and
-a range whose hashes differ (a stale node-local copy) is shipped from here instead. Otherwise (the file only here, or compressed) this process reads it piece by piece
-and ships each piece to the host whose share of the file it falls in: one piece in memory here
-at a time.
+a range whose hashes differ (a stale node-local copy) is shipped from here instead.
+Otherwise (the file only here, or compressed) this process reads it piece by piece and ships
+each piece to the host whose share of the file it falls in: one piece in memory here at a
+time.
 
 The calls go over one TCP connection per worker that the host opens for this process (a
 collective of its own, as XGBoost and LightGBM do on Dask): a Dask actor call costs 4-5 ms
@@ -221,6 +222,14 @@ def raise_reply(kind: str, message: str, fields: dict):
     raise RuntimeError(f"on a Dask worker: {kind}: {message}")
 
 
+def worker_host(address: str) -> str:
+    """The host part of a Dask worker's address, as Dask parses it ('tcp://[::1]:4001' ->
+    '::1', 'tls://10.1.2.3:4001' -> '10.1.2.3'): the block host listens there."""
+    from distributed.comm import get_address_host
+
+    return get_address_host(address)
+
+
 class BlockHost:
     """A worker's rows (one :class:`solvers.blocks.Block` per part of a file it holds) and the
     fit running on them; lives on the worker as a Dask actor.
@@ -240,12 +249,13 @@ class BlockHost:
             from distributed import get_worker
 
             worker = get_worker()
-            host = worker.address.rsplit(":", 1)[0].split("://")[-1]
             security = worker.security
+            host = worker_host(worker.address)
         except (ImportError, ValueError):
             host = "127.0.0.1"
         self.tls = channel.tls_context(security, "host")
-        self.listener = socket.create_server((host, 0))
+        self.listener = socket.create_server(
+            (host, 0), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.where = (host, self.listener.getsockname()[1])
         threading.Thread(target=self._serve, daemon=True, name="ssl-block-host").start()
 
@@ -584,8 +594,9 @@ class ClusterBlocks:
         except (OSError, channel.AuthenticationError) as e:
             if sock is not None:
                 sock.close()
+            at = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
             raise DataError(addr, f"cannot connect to the worker's block host at "
-                            f"{host}:{port}: {e.strerror or e if isinstance(e, OSError) else e}"
+                            f"{at}: {e.strerror or e if isinstance(e, OSError) else e}"
                             ) from None
 
     def _lost(self, h, e):

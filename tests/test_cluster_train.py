@@ -345,3 +345,21 @@ def test_a_cold_numba_cache_on_the_workers_trains(tmp, how, monkeypatch):
     np.testing.assert_allclose(stat((tmp / "c").read_text(), "objective"),
                                stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
     assert (tmp / "c2").read_bytes() == (tmp / "c").read_bytes()
+
+
+def test_an_ipv6_cluster_trains(tmp):
+    """A LocalCluster at [::1]: the block hosts listen on the workers' IPv6 address (parsed as
+    Dask parses it; '[::1]' with its brackets could not be bound) and the model is the
+    one-process model."""
+    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                 host="[::1]", dashboard_address=None)
+    try:
+        assert "[::1]" in c.scheduler_address
+        args = ["-a", "tsvm", "-W", "1e-3", "--check", "none", PCMAC]
+        r = run("ssl-train", "--cluster", c.scheduler_address, *args, tmp / "c", check=0)
+    finally:
+        c.close()
+    assert "each worker read its own part" in r.stderr
+    run("ssl-train", "-q", *args, tmp / "local", check=0)
+    np.testing.assert_allclose(stat((tmp / "c").read_text(), "objective"),
+                               stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
