@@ -81,6 +81,9 @@ class Param:
             v = dict(self.aliases).get(str(value), str(value))
             if self.choices and v not in self.choices:
                 raise ValueError(f"{self.option} must be {self.range_text()} (got '{v}')")
+            if not v or any(c.isspace() for c in v):  # a model file's param line cannot hold it
+                raise ValueError(f"{self.option} must be {self.range_text()}, without spaces "
+                                 f"(got {v!r})")
             if self.validate is not None:
                 self.validate(v)
             return v

@@ -286,6 +286,11 @@ def main(argv=None) -> int:
         say(f"done; the cache is {jit.cache_location()}")
 
     try:
+        pools.check_environment()
+    except ValueError as e:  # numba would crash (exit 139) or print a traceback on it
+        click.echo(f"{PROG}: error: {e}", err=True)
+        return 1
+    try:
         command.main(args=argv, prog_name=PROG, standalone_mode=False)
     except click.exceptions.Exit as e:
         return e.exit_code

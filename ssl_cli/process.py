@@ -193,6 +193,13 @@ def run(command, prog: str, argv=None) -> int:
     # would only add lines of source code to stderr
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
+    from ssl_svm.solvers.host import pools
+
+    try:
+        pools.check_environment()
+    except ValueError as e:  # numba would crash (exit 139) or print a traceback on it
+        _say(prog, f"error: {safe_text(str(e))}")
+        return 1
     try:
         try:
             _no_value_after_help(prog, sys.argv[1:] if argv is None else argv)

@@ -99,3 +99,11 @@ def test_rows_whose_distances_overflow_are_a_value_error(landmarks):
     y = np.r_[[1, 2] * 5, [-1] * 30]
     with np.errstate(all="ignore"), pytest.raises(ValueError, match="rescale the features"):
         ssl_svm.LapSVM(landmarks=landmarks).fit(X, y)
+
+
+@pytest.mark.parametrize("prior", ["0.5 ", " 0.5", ""])
+def test_a_prior_with_a_space_is_refused_at_fit(prior, tmp_path):
+    """USMO(prior='0.5 ') fitted, then save() raised: the value is refused at fit."""
+    X, y = ssl_svm.load_svmlight(str(PCMAC))
+    with pytest.raises(ValueError, match=r"USMO\(prior=.*without spaces"):
+        ssl_svm.USMO(prior=prior).fit(X, (y == 1).astype(int))

@@ -189,3 +189,31 @@ def test_a_zero_one_file_names_unlabeled_label_and_trains_with_it(tmp):
     r = run("ssl-train", "-q", "-a", "svm", "--unlabeled-label", "-1", f, tmp / "m")
     assert r.returncode == 0, r.stderr
     assert "labels 1 0" in (tmp / "m").read_text() or "labels 0 1" in (tmp / "m").read_text()
+
+
+@pytest.mark.parametrize("prog", ["ssl-train", "ssl-predict", "ssl-tune", "ssl-export"])
+@pytest.mark.parametrize("env,text", [
+    ({"NUMBA_NUM_THREADS": "100000"}, "NUMBA_NUM_THREADS=100000: more threads than numba can "
+                                      "start here"),  # was a segfault, exit 139
+    ({"NUMBA_THREADING_LAYER": "nosuch"}, "NUMBA_THREADING_LAYER='nosuch' is not one of "
+                                          "numba's threading layers"),  # was a traceback
+])
+def test_a_bad_numba_environment_is_one_line(tmp, prog, env, text):
+    args = {"ssl-train": [SAMPLES / "pcmac.train", tmp / "m"],
+            "ssl-predict": [SAMPLES / "pcmac.test", SAMPLES / "pcmac.train", tmp / "p"],
+            "ssl-tune": ["-a", "svm", SAMPLES / "pcmac.train"],
+            "ssl-export": [tmp / "m", tmp / "e"]}[prog]
+    r = run(prog, *args, env=env)
+    check_one_line(r, 1, f"{prog}: error: {text}", prefix=True)
+    assert not (tmp / "m").exists() and not (tmp / "p").exists()
+
+
+def test_a_prior_with_a_space_is_refused_before_the_fit(tmp):
+    """--prior ' 0.5' passed the gate, trained the whole fit, then died with a traceback when
+    the model file refused the value: now a usage error, before reading TRAIN."""
+    for value in (" 0.5", "0.5 ", ""):
+        r = run("ssl-train", "-a", "usmo", "--negatives-as-unlabeled", "--prior", value,
+                SAMPLES / "pcmac.train", tmp / "m")
+        check_one_line(r, 2, f"ssl-train: error: --prior must be (0, 1) or auto, without "
+                             f"spaces (got {value!r})")
+        assert "read " not in r.stderr and not (tmp / "m").exists()

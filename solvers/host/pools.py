@@ -144,6 +144,29 @@ def preload_tbb(environ=None) -> bool:
     return False
 
 
+# numba's threading layers (NUMBA_THREADING_LAYER), and the most threads a pool may be asked
+# for: numba starts every thread of its pool at once, and 100,000 crash the process (exit 139)
+THREADING_LAYERS = ("default", "safe", "threadsafe", "forksafe", "tbb", "omp", "workqueue")
+MAX_THREADS = 4096
+
+
+def check_environment(environ=None) -> None:
+    """A ValueError naming the variable when numba would crash on it or print a traceback:
+    ``NUMBA_NUM_THREADS`` above :data:`MAX_THREADS`, ``NUMBA_THREADING_LAYER`` not a layer
+    numba has. (A ``NUMBA_NUM_THREADS`` that is no positive integer is replaced by
+    :func:`configure`, as before.)"""
+    env = os.environ if environ is None else environ
+    n = _positive_int(env.get("NUMBA_NUM_THREADS"))
+    if n is not None and n > MAX_THREADS:
+        raise ValueError(f"NUMBA_NUM_THREADS={n}: more threads than numba can start here (at "
+                         f"most {MAX_THREADS}; {available_cpus()} CPUs available): unset it or "
+                         "give the CPUs to use")
+    layer = env.get("NUMBA_THREADING_LAYER")
+    if layer is not None and layer not in THREADING_LAYERS:
+        raise ValueError(f"NUMBA_THREADING_LAYER={layer!r} is not one of numba's threading "
+                         f"layers ({', '.join(THREADING_LAYERS)}): unset it or name one")
+
+
 # the variables :func:`configure` may set
 POOL_VARIABLES = ("OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT", "NUMBA_NUM_THREADS",
                   "OPENBLAS_NUM_THREADS")
