@@ -68,13 +68,21 @@ def _mac(token: bytes, who: bytes, n_h: bytes, n_c: bytes) -> bytes:
     return hmac.new(token, who + n_h + n_c, hashlib.sha256).digest()
 
 
+# recv_exact's first allocation: beyond it the buffer doubles as the bytes arrive, so a
+# declared length is never allocated before the peer has sent about half of it
+FIRST_BYTES = 1 << 20
+
+
 def recv_exact(sock, n: int) -> bytearray:
-    """Exactly ``n`` bytes from ``sock`` (ConnectionResetError if it closes first)."""
-    buf = bytearray(n)
-    view = memoryview(buf)
+    """Exactly ``n`` bytes from ``sock`` (ConnectionResetError if it closes first). The buffer
+    grows with what arrives (:data:`FIRST_BYTES`, then doubling), never to ``n`` up front."""
+    buf = bytearray(min(n, FIRST_BYTES))
     got = 0
     while got < n:
-        k = sock.recv_into(view[got:], n - got)
+        if got == len(buf):
+            buf.extend(bytes(min(n, 2 * len(buf)) - len(buf)))
+        with memoryview(buf) as view:
+            k = sock.recv_into(view[got:], len(buf) - got)
         if k == 0:
             raise ConnectionResetError("connection closed")
         got += k
@@ -307,11 +315,26 @@ _DT = {name: np.dtype(name) for name in DTYPES}
 _NAMES = {dt: name.encode() for name, dt in _DT.items()}
 
 
+# what a decoded value may hold in Python objects, besides its frame: BUDGET_FACTOR times the
+# frame's bytes plus BUDGET_BYTES, each item charged about its size (a frame of many tiny
+# items would otherwise take ~19 times its own size)
+BUDGET_FACTOR = 2
+BUDGET_BYTES = 1 << 24
+_ITEM = 64  # the charge of one decoded object (a Python int, a container, an array header)
+_BIGGEST_AXIS = 1 << 48  # no array axis on the wire is longer
+
+
 class _Decoder:
     def __init__(self, buf):
         self.mv = memoryview(buf).cast("B")
         self.n = self.mv.nbytes
         self.at = 0
+        self.budget = BUDGET_FACTOR * self.n + BUDGET_BYTES
+
+    def charge(self, n: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise WireError("a message of more items than its size allows")
 
     def take(self, n: int) -> memoryview:
         if n < 0 or self.at + n > self.n:
@@ -340,6 +363,8 @@ class _Decoder:
             raise WireError("message truncated")
         t = self.mv[self.at]
         self.at += 1
+        self.charge(8 if t in (0x4E, 0x54, 0x46) else 2 * _ITEM if t in (0x74, 0x6C, 0x64)
+                    else _ITEM)
         if t == 0x4E:  # N
             return None
         if t == 0x54:  # T
@@ -352,11 +377,15 @@ class _Decoder:
             return self.unpack(_F64)
         if t == 0x73:  # s
             try:
-                return str(self.take(self.count()), "utf-8", "surrogatepass")
+                piece = self.take(self.count())
+                self.charge(4 * piece.nbytes)
+                return str(piece, "utf-8", "surrogatepass")
             except UnicodeDecodeError:
                 raise WireError("a string that is not UTF-8") from None
         if t == 0x62:  # b
-            return bytes(self.take(self.count()))
+            piece = self.take(self.count())
+            self.charge(piece.nbytes)
+            return bytes(piece)
         if t == 0x74 or t == 0x6C:  # t, l
             items = [self.value(depth + 1) for _ in range(self.count())]
             return tuple(items) if t == 0x74 else items
@@ -392,6 +421,8 @@ class _Decoder:
         if ndim > 8:
             raise WireError("too many dimensions")
         shape = tuple(self.unpack(_LEN) for _ in range(ndim))
+        if any(s > _BIGGEST_AXIS for s in shape):  # (0, 2**62) holds no byte, yet no array
+            raise WireError("an array axis longer than any array")
         self.at += -self.at % ALIGN
         n = dt.itemsize
         for s in shape:
@@ -400,8 +431,14 @@ class _Decoder:
                 raise WireError("array larger than the message")
         a = np.frombuffer(self.take(n), dtype=dt)
         if ndim != 1:
-            a = a.reshape(shape)
-        return a if a.flags.aligned else a.copy()
+            try:
+                a = a.reshape(shape)
+            except ValueError as e:
+                raise WireError(f"an array of shape {shape}: {e}") from None
+        if a.flags.aligned:
+            return a
+        self.charge(n)
+        return a.copy()
 
     def csr(self, depth):
         import scipy.sparse as sp
@@ -417,25 +454,45 @@ class _Decoder:
 
     def model(self, depth):
         from ssl_svm.solvers.models import LinearFunctions, Model
+        from ssl_svm.solvers.registry import ALGORITHMS
 
         f = self.value(depth + 1)
         try:
             W, b = np.asarray(f["W"], dtype=np.float64), np.asarray(f["b"], dtype=np.float64)
-            if W.ndim != 2 or b.ndim != 1 or W.shape[1] != b.size:
+            if W.ndim != 2 or b.ndim != 1 or W.shape[1] != b.size or b.size == 0:
                 raise ValueError("weight shapes")
+            algo = ALGORITHMS.get(f["algorithm"]) if isinstance(f["algorithm"], str) else None
+            if algo is None or not algo.linear_model:
+                raise ValueError(f"no linear solver {f['algorithm']!r}")
+            labels, d = f["labels"], f["n_features"]
+            if not isinstance(labels, list) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in labels) or \
+                    len(set(labels)) != len(labels) or len(labels) != max(2, b.size):
+                raise ValueError(f"labels {labels!r} for {b.size} functions")
+            if not isinstance(d, int) or isinstance(d, bool) or d != W.shape[0]:
+                raise ValueError(f"n_features {d!r} for weights of {W.shape[0]} rows")
             if not isinstance(f["params"], dict) or not isinstance(f["stats"], dict):
                 raise ValueError("params")
-            return Model(algorithm=str(f["algorithm"]), labels=list(f["labels"]),
-                         n_features=int(f["n_features"]), function=LinearFunctions(W, b),
-                         params=f["params"], stats=f["stats"], probability=f["probability"])
-        except (KeyError, TypeError, ValueError) as e:
+            p = f["probability"]
+            if p is not None and not (isinstance(p, float) and np.isfinite(p)):
+                raise ValueError(f"probability {p!r}")
+            return Model(algorithm=algo.name, labels=labels, n_features=d,
+                         function=LinearFunctions(W, b), params=f["params"], stats=f["stats"],
+                         probability=p)
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
             raise WireError(f"not a model: {e}") from None
 
 
 def decode(buf):
     """The value in a frame's body (:class:`WireError` if it is not exactly one value)."""
     d = _Decoder(buf)
-    out = d.value()
+    try:
+        out = d.value()
+    except WireError:
+        raise
+    except (ValueError, OverflowError, TypeError, IndexError, MemoryError) as e:
+        # the decoder's one error type, whatever a hostile frame finds underneath
+        raise WireError(f"not a value: {type(e).__name__}: {e}") from None
     if d.at != d.mv.nbytes:
         raise WireError("bytes after the value")
     return out

@@ -159,6 +159,133 @@ def test_hostile_bodies_are_refused_before_allocating(body):
         channel.decode(bytearray(body))
 
 
+def _body(value) -> bytes:
+    return b"".join(bytes(b) for b in channel.encode(value)[1:])
+
+
+def _model_body(fields: dict) -> bytes:
+    """A model frame's body with these fields, as the encoder lays one out."""
+    e = channel._Encoder()
+    e.cur += b"M"
+    e.value(fields)
+    return b"".join(bytes(b) for b in e.frame()[1:])
+
+
+_MODEL = {"algorithm": "tsvm", "labels": [1, -1], "n_features": 4,
+          "W": np.arange(4.0).reshape(4, 1), "b": np.array([0.5]),
+          "params": {"lambda": 0.001}, "stats": {"objective": [1.0]}, "probability": None}
+
+
+@pytest.mark.parametrize("change", [
+    {"n_features": float("inf")}, {"n_features": -5}, {"n_features": 3}, {"n_features": True},
+    {"labels": []}, {"labels": [1]}, {"labels": [1, 1]}, {"labels": [1.5, 2]},
+    {"labels": "ab"}, {"algorithm": "nosuch"}, {"algorithm": "lapsvm"}, {"algorithm": 3},
+    {"W": np.zeros((4, 0))}, {"b": np.zeros(0), "W": np.zeros((4, 0))},
+    {"probability": float("nan")}, {"probability": "x"}, {"params": []},
+])
+def test_a_model_frame_with_nonsense_fields_is_a_wire_error(change):
+    """Only an authenticated peer sends models; still, a model whose fields make no model is
+    the decoder's one error (n_features = inf raised OverflowError; -5, [] labels and an
+    unknown algorithm were accepted)."""
+    with pytest.raises(channel.WireError, match="not a model"):
+        channel.decode(bytearray(_model_body({**_MODEL, **change})))
+    assert channel.decode(bytearray(_model_body(_MODEL))).n_features == 4  # the valid one
+
+
+@pytest.mark.parametrize("shape", [(0, 2**62), (2**62, 0), (0, 2**40, 2**40), (1, 0, 2**63)])
+def test_an_empty_array_of_an_impossible_shape_is_a_wire_error(shape):
+    """A zero in the shape holds no byte, so the size check passed; the reshape raised
+    ValueError."""
+    body = b"a\x03<f8" + bytes((len(shape),)) + b"".join(struct.pack("<Q", k) for k in shape)
+    body += b"\0" * (-len(body) % channel.ALIGN)
+    with pytest.raises(channel.WireError):
+        channel.decode(bytearray(body))
+
+
+@pytest.mark.parametrize("item", [np.float64(0.0), 0, (), {}, None, "a"],
+                         ids=["0-d array", "int", "tuple", "dict", "None", "str"])
+def test_a_frame_of_many_tiny_items_is_refused_past_its_budget(item, monkeypatch):
+    """A list of millions of tiny items (0-d arrays: ~19 times their frame bytes as Python
+    objects) is refused once it would hold more than BUDGET_FACTOR times its frame (plus
+    BUDGET_BYTES); a list of a thousand is fine."""
+    import tracemalloc
+
+    assert len(channel.decode(bytearray(_body([item] * 1000)))) == 1000
+    monkeypatch.setattr(channel, "BUDGET_BYTES", 1 << 16)  # a small frame shows the rule
+    body = bytearray(_body([item] * 200_000))
+    tracemalloc.start()
+    try:
+        with pytest.raises(channel.WireError, match="more items than its size allows"):
+            channel.decode(body)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= channel.BUDGET_FACTOR * len(body) + 2 * channel.BUDGET_BYTES
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_mutated_frames_are_a_wire_error_and_nothing_else(data):
+    """Valid frames (a model, a CSR matrix, arrays, containers) with bytes flipped, cut or
+    inserted: decode returns a value or raises WireError, never another exception."""
+    values = [_MODEL, sp.random(5, 7, density=0.4, format="csr", random_state=1),
+              (np.arange(6.0).reshape(2, 3), [1, "a", None], {"k": 2.5})]
+    which = data.draw(st.integers(0, len(values) - 1))
+    body = bytearray(_model_body(values[0]) if which == 0 else _body(values[which]))
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(body) - 1))
+        how = data.draw(st.sampled_from(["flip", "cut", "insert", "big"]))
+        if how == "flip":
+            body[at] ^= data.draw(st.integers(1, 255))
+        elif how == "cut":
+            del body[at:at + data.draw(st.integers(1, 16))]
+        elif how == "insert":
+            body[at:at] = data.draw(st.binary(min_size=1, max_size=8))
+        else:  # a length or shape field made huge
+            body[at:at + 8] = struct.pack("<Q", data.draw(st.sampled_from(
+                [2**63, 2**62, 2**32, 2**48 + 1, 0])))
+        if not body:
+            body = bytearray(b"\x00")
+    try:
+        channel.decode(body)
+    except channel.WireError:
+        pass
+
+
+def test_recv_allocates_as_bytes_arrive():
+    """A peer that declares a large frame and sends little of it: the buffer grows with what
+    arrived, never to the declared length up front (it zero-filled it before)."""
+    import tracemalloc
+
+    a, b = socket.socketpair()
+    try:
+        declared = 1 << 30
+        a.sendall(struct.pack("<Q", declared) + b"x" * 100)
+        a.shutdown(socket.SHUT_WR)
+        tracemalloc.start()
+        try:
+            with pytest.raises(ConnectionResetError):
+                channel.recv(b)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 * channel.FIRST_BYTES
+    finally:
+        a.close()
+        b.close()
+    a, b = socket.socketpair()  # and a real frame larger than the first piece still arrives
+    try:
+        value = np.arange(3 * channel.FIRST_BYTES // 8, dtype=np.float64)
+        t = threading.Thread(target=channel.send, args=(a, value))
+        t.start()
+        out = channel.recv(b)
+        t.join()
+        np.testing.assert_array_equal(out, value)
+    finally:
+        a.close()
+        b.close()
+
+
 def test_a_huge_length_is_refused_before_allocating():
     a, b = socket.socketpair()
     try:
