@@ -3,9 +3,15 @@ and what it sends then is decoded into plain values (never code: no pickle on th
 
 Handshake, on a new connection (fixed lengths: nothing is parsed before it succeeds)::
 
+    client -> host     ticket: HMAC-SHA256(token, "ticket"), its first 16 bytes, at once
     host   -> client   MAGIC (8 bytes) + n_h (32 random bytes)
     client -> host     n_c (32 random bytes) + HMAC-SHA256(token, "client" + n_h + n_c)
     host   -> client   HMAC-SHA256(token, "host" + n_h + n_c)
+
+The ticket only reserves the connection a place among the host's pending handshakes (a flood
+of strangers' connections evicts the oldest of theirs, never a ticketed one, however slow its
+answer): it proves nothing, as the MAC that follows does, and a wrong one closes the
+connection at once.
 
 The 32-byte ``token`` is drawn by the host and reaches the client through Dask (the actor
 call that creates the host, on Dask's own comm and its security settings); it never travels on
@@ -31,8 +37,9 @@ import struct
 
 import numpy as np
 
-MAGIC = b"SSLBH\x00\x01\x00"  # protocol name and version
+MAGIC = b"SSLBH\x00\x02\x00"  # protocol name and version
 NONCE = 32
+TICKET = 16
 TOKEN = 32
 DIGEST = 32
 # The largest frame accepted: well above any d-vector, weight matrix or piece of a file a fit
@@ -89,9 +96,15 @@ def recv_exact(sock, n: int) -> bytearray:
     return buf
 
 
+def ticket(token: bytes) -> bytes:
+    """The client's first bytes on a connection to the host of ``token``."""
+    return hmac.new(token, b"ticket", hashlib.sha256).digest()[:TICKET]
+
+
 def client_handshake(sock, token: bytes) -> None:
     """The client's side of the handshake on a connected (blocking) socket;
     :class:`AuthenticationError` unless the host proves it holds ``token``."""
+    sock.sendall(ticket(token))
     hello = bytes(recv_exact(sock, len(MAGIC) + NONCE))
     if hello[:len(MAGIC)] != MAGIC:
         raise AuthenticationError("the peer does not speak this protocol (version)")
@@ -118,6 +131,7 @@ class ServerHandshake:
         self.out = MAGIC + self.n_h
         self.inbuf = b""
         self.wants_write = True
+        self.ticketed = False  # the peer sent the right ticket: kept among the pending
 
     def step(self) -> bool:
         """Advance as far as the socket allows; ConnectionError/ssl.SSLError on failure."""
@@ -139,7 +153,7 @@ class ServerHandshake:
                 return False
             self.out = self.out[k:]
         self.wants_write = False
-        want = NONCE + DIGEST
+        want = TICKET + NONCE + DIGEST
         while len(self.inbuf) < want:
             try:
                 piece = self.sock.recv(want - len(self.inbuf))
@@ -148,7 +162,11 @@ class ServerHandshake:
             if not piece:
                 raise ConnectionResetError("closed during the handshake")
             self.inbuf += piece
-        n_c, mac = self.inbuf[:NONCE], self.inbuf[NONCE:]
+            if not self.ticketed and len(self.inbuf) >= TICKET:
+                if not hmac.compare_digest(self.inbuf[:TICKET], ticket(self.token)):
+                    raise AuthenticationError("a wrong ticket")
+                self.ticketed = True
+        n_c, mac = self.inbuf[TICKET:TICKET + NONCE], self.inbuf[TICKET + NONCE:]
         if not hmac.compare_digest(mac, _mac(self.token, b"client", self.n_h, n_c)):
             raise AuthenticationError("wrong answer to the challenge")
         self.proof = _mac(self.token, b"host", self.n_h, n_c)

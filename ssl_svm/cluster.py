@@ -299,8 +299,9 @@ class BlockHost:
                             c, _ = self.listener.accept()
                         except OSError:
                             continue
-                        if len(pending) >= MAX_PENDING:
-                            drop(min(pending, key=lambda k: pending[k].deadline))
+                        if len(pending) >= MAX_PENDING:  # a stranger's, never the client's
+                            drop(min(pending, key=lambda k: (pending[k].ticketed,
+                                                             pending[k].deadline)))
                         c.setblocking(False)
                         if self.tls is not None:
                             try:

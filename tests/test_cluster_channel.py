@@ -59,10 +59,12 @@ def _hello(sock):
     return channel.recv_exact(sock, len(channel.MAGIC) + channel.NONCE)
 
 
-def _answer(token, hello):
+def _answer(token, hello, ticket=None):
+    """The client's ticket (of ``ticket``, else of ``token``) and its answer to ``hello``."""
     n_h = bytes(hello[len(channel.MAGIC):])
     n_c = os.urandom(channel.NONCE)
-    return n_c + hmac.new(token, b"client" + n_h + n_c, hashlib.sha256).digest()
+    return (channel.ticket(ticket or token) + n_c +
+            hmac.new(token, b"client" + n_h + n_c, hashlib.sha256).digest())
 
 
 def _closed_by_host(sock, within=15.0) -> bool:
@@ -342,10 +344,64 @@ def test_garbage_and_huge_headers_are_closed_and_the_client_served(host, junk):
 
 
 def test_a_wrong_token_is_refused(host):
-    with socket.create_connection(host.where) as s:
+    with socket.create_connection(host.where) as s:  # a wrong ticket: closed at once
         s.sendall(_answer(os.urandom(channel.TOKEN), _hello(s)))
         assert _closed_by_host(s)
+    with socket.create_connection(host.where) as s:  # the right ticket proves nothing
+        s.sendall(_answer(os.urandom(channel.TOKEN), _hello(s), ticket=host.token))
+        assert _closed_by_host(s)
     _echo_works(host)
+
+
+def test_a_slow_client_is_served_through_a_connection_flood():
+    """Strangers opening connections without end (each pushes the oldest pending one out of
+    the MAX_PENDING): the client, which answers the challenge only after 350 of them have
+    connected after it (a few seconds), holds its
+    place by its ticket and is served; the flood's loop is bounded in count and time."""
+    h = cluster.BlockHost(1)
+    stop = threading.Event()
+    opened = [0]
+
+    def flood():
+        held = []
+        deadline = time.monotonic() + 20
+        while not stop.is_set() and opened[0] < 200_000 and time.monotonic() < deadline:
+            try:
+                held.append(socket.create_connection(h.where, timeout=2))
+                opened[0] += 1
+            except OSError:
+                time.sleep(0.01)
+            if len(held) > 700:
+                for s in held[:200]:
+                    s.close()
+                del held[:200]
+        for s in held:
+            s.close()
+
+    attackers = [threading.Thread(target=flood) for _ in range(2)]
+    for t in attackers:
+        t.start()
+    try:
+        while opened[0] < 1500:  # the flood is on
+            time.sleep(0.01)
+        with socket.create_connection(h.where, timeout=30) as s:
+            s.sendall(channel.ticket(h.token))
+            after = opened[0]
+            wait = time.monotonic() + 15  # slow: meanwhile hundreds of strangers connect
+            while opened[0] - after <= cluster.MAX_PENDING + 100 and time.monotonic() < wait:
+                time.sleep(0.1)
+            before = opened[0]
+            hello = channel.recv_exact(s, len(channel.MAGIC) + channel.NONCE)
+            s.sendall(_answer(h.token, hello)[channel.TICKET:])
+            proof = channel.recv_exact(s, channel.DIGEST)
+        assert before - after > cluster.MAX_PENDING  # enough to push it out, unticketed
+        assert len(proof) == channel.DIGEST
+    finally:
+        stop.set()
+        for t in attackers:
+            t.join()
+        h.listener.close()
+
 
 
 def test_a_replayed_answer_opens_nothing(host):
