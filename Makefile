@@ -44,7 +44,7 @@ TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
 	@echo "== ruff, then pytest on $(TEST_JOBS) processes: about 25 minutes on 2 cores (the first"
 	@echo "   minutes compile the solvers; the slowest tests are listed at the end)"
-	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py
+	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py docs/gallery_progress.py
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 \
 		-n $(TEST_JOBS) --dist worksteal tests
 
@@ -56,7 +56,7 @@ $(VENV)/.installed-docs: pyproject.toml $(BIN)/python
 # docstrings, the commands' reference and the gallery (examples/, each script run). Warnings
 # are errors, so a broken link or docstring fails the build.
 docs: $(VENV)/.installed-docs
-	rm -rf docs/_build docs/auto_examples
+	rm -rf docs/_build docs/auto_examples docs/generated
 	@echo "== the site: sphinx runs the gallery's 8 examples, then writes the pages; a few minutes,"
 	@echo "   more on a cold compile cache (each example names itself as it runs)"
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
@@ -72,7 +72,7 @@ fuzz: $(VENV)/.installed-test
 		$(BIN)/python -m pytest -q tests/test_fuzz.py
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py
+	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py docs/gallery_progress.py
 
 bench: bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention
 
@@ -120,4 +120,4 @@ bench-cluster: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_cluster.py $(CLUSTER_SPLIT)/train.svm --workers 1 --threads 2
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache docs/_build docs/auto_examples
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache docs/_build docs/auto_examples docs/generated

@@ -625,15 +625,20 @@ def _docstring(algo, parameters) -> str:
             lines.append(f"{name} : default={default!r}")
             lines.append(f"    {_COMMON_DOC[name]}.")
     lines += ["", "Attributes", "----------",
-              "classes_ : the classes, sorted", "n_features_in_ : the width of X",
-              "transduction_ : the label of every training row (given for labeled rows, "
-              "predicted for unlabeled ones)",
-              "model_ : the fitted model (what the model file stores)",
-              "n_iter_, objective_ : the solver's iterations and final objective, where it has "
-              "them"]
+              "classes_ : ndarray of shape (n_classes,)", "    The classes, sorted.",
+              "n_features_in_ : int", "    The width of X.",
+              "transduction_ : ndarray of shape (n_rows,)",
+              "    The label of every training row: given for labeled rows, predicted for "
+              "unlabeled ones.",
+              "model_ : Model", "    The fitted model (what the model file stores).",
+              "n_iter_, objective_ : int, float",
+              "    The solver's iterations and final objective, where it has them.",
+              "check_ : Comparison or None",
+              "    The check against the supervised svm (None when it did not run)."]
     if algo.linear_model:
-        lines.append("coef_, intercept_ : the weights, (1, features) for two classes "
-                     "(positive towards classes_[1]), else (classes, features)")
+        lines += ["coef_, intercept_ : ndarray",
+                  "    The weights: (1, features) for two classes (positive towards "
+                  "``classes_[1]``), else (classes, features); the intercepts likewise."]
     return "\n".join(lines)
 
 
@@ -801,13 +806,18 @@ class Auto(SSLClassifier):
 
     Attributes
     ----------
-    best_estimator_ : the winner, an estimator of its class (e.g. :class:`TSVM`), fitted
-    selection_ : a dict per candidate: algorithm, point (its best grid point), score,
-        difference and se (against the supervised baseline, in the metric's units), verdict
-        (chosen, baseline, behind, within noise, not represented, failed, not scored), reason
-    decision_ : what was chosen and why, one line (``ssl-tune``'s ``#`` line)
-    folds_ : the folds used (0: none could be made)
-    classes_, model_, transduction_ : the winner's
+    best_estimator_ : SSLClassifier
+        The winner, an estimator of its class (e.g. :class:`TSVM`), fitted.
+    selection_ : list of dict
+        One per candidate: algorithm, point (its best grid point), score, difference and se
+        (against the supervised baseline, in the metric's units), verdict (chosen, baseline,
+        behind, within noise, not represented, failed, not scored), reason.
+    decision_ : str
+        What was chosen and why, one line (``ssl-tune``'s ``#`` line).
+    folds_ : int
+        The folds used (0: none could be made).
+    classes_, model_, transduction_
+        The winner's.
     """
 
     def __init__(self, candidates="auto", grids=None, cv=5, metric="accuracy",
