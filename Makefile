@@ -42,7 +42,7 @@ demo: $(VENV)/.installed
 # in this process alone.
 TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
-	@echo "== ruff, then pytest on $(TEST_JOBS) processes: about 25 minutes on 2 cores (the first"
+	@echo "== ruff, then pytest on $(TEST_JOBS) processes: about 20 minutes on 2 cores (the first"
 	@echo "   minutes compile the solvers; the slowest tests are listed at the end)"
 	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py docs/gallery_progress.py
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python -m pytest -q --durations=15 \
@@ -57,8 +57,8 @@ $(VENV)/.installed-docs: pyproject.toml $(BIN)/python
 # are errors, so a broken link or docstring fails the build.
 docs: $(VENV)/.installed-docs
 	rm -rf docs/_build docs/auto_examples docs/generated
-	@echo "== the site: sphinx runs the gallery's 8 examples, then writes the pages; a few minutes,"
-	@echo "   more on a cold compile cache (each example names itself as it runs)"
+	@echo "== the site: sphinx runs the gallery's 8 examples, then writes the pages: about 80 s on"
+	@echo "   a cold compile cache, 45 s warm (each example names itself as it runs)"
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 	@echo "the site: docs/_build/html/index.html"
 

@@ -593,11 +593,40 @@ def _swap_labels(src, dst):
     dst.write_bytes(b"".join(out))
 
 
+def _cluster_started_in(folder):
+    """A LocalCluster whose workers start in ``folder``: /proc/self/cwd/train.svm is then
+    each worker's copy there (a node-local copy at the client's path)."""
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        return _local_cluster()
+    finally:
+        os.chdir(here)
+
+
+def _fit_beside_another_copy(mine, theirs, args, model):
+    """ssl-train --cluster ``args`` of /proc/self/cwd/train.svm run in ``mine`` (the client's
+    file), the workers seeing the copy in ``theirs``; asserts it succeeded."""
+    import subprocess
+
+    from conftest import BIN
+
+    c = _cluster_started_in(theirs)
+    try:
+        r = subprocess.run([str(BIN / "ssl-train"), *args, "--cluster", c.scheduler_address,
+                            "/proc/self/cwd/train.svm", str(model)], cwd=mine,
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        c.close()
+    assert r.returncode == 0, r.stderr
+    return r
+
+
 def test_a_workers_own_different_copy_is_not_read(tmp):
     """A worker that sees another file of the same size at the path (a stale node-local copy:
     here /proc/self/cwd is each process's own folder) does not read it: the client's file is
     shipped, said as a warning, and the model is the one-process model of the client's file."""
-    from conftest import BIN, SAMPLES, run
+    from conftest import SAMPLES, run
 
     mine, theirs = tmp / "client", tmp / "workers"
     mine.mkdir()
@@ -607,21 +636,7 @@ def test_a_workers_own_different_copy_is_not_read(tmp):
     assert (mine / "train.svm").stat().st_size == (theirs / "train.svm").stat().st_size
     args = ["-a", "tsvm", "-W", "1e-3"]
     run("ssl-train", "-q", "--check", "none", *args, mine / "train.svm", tmp / "local", check=0)
-    here = os.getcwd()
-    os.chdir(theirs)  # the workers start in the folder of the other copy
-    try:
-        c = _local_cluster()
-    finally:
-        os.chdir(here)
-    try:
-        import subprocess
-
-        r = subprocess.run([str(BIN / "ssl-train"), *args, "--cluster", c.scheduler_address,
-                            "/proc/self/cwd/train.svm", str(tmp / "m")], cwd=mine,
-                           capture_output=True, text=True, timeout=300)
-    finally:
-        c.close()
-    assert r.returncode == 0, r.stderr
+    r = _fit_beside_another_copy(mine, theirs, args, tmp / "m")
     assert "differs from this one" in r.stderr and "read here and shipped" in r.stderr
     np.testing.assert_allclose(_stat((tmp / "m").read_text(), "objective"),
                                _stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
@@ -671,7 +686,7 @@ def test_a_stale_copy_differing_only_between_the_sampled_pieces_is_not_read(tmp)
     hashed and compared with the client's hash of the same byte range, so the part that
     differs is shipped from here (a warning naming the worker) and the model is the
     one-process model of the client's file."""
-    from conftest import BIN, run
+    from conftest import run
 
     mine, theirs = tmp / "client", tmp / "workers"
     mine.mkdir()
@@ -686,21 +701,7 @@ def test_a_stale_copy_differing_only_between_the_sampled_pieces_is_not_read(tmp)
         cluster.file_facts(str(theirs / "train.svm"))  # invisible to the sampled check
     args = ["-a", "tsvm", "-W", "1e-3", "--check", "none"]
     run("ssl-train", "-q", *args, mine / "train.svm", tmp / "local", check=0)
-    here = os.getcwd()
-    os.chdir(theirs)  # the workers start in the folder of the other copy
-    try:
-        c = _local_cluster()
-    finally:
-        os.chdir(here)
-    try:
-        import subprocess
-
-        r = subprocess.run([str(BIN / "ssl-train"), *args, "--cluster", c.scheduler_address,
-                            "/proc/self/cwd/train.svm", str(tmp / "m")], cwd=mine,
-                           capture_output=True, text=True, timeout=300)
-    finally:
-        c.close()
-    assert r.returncode == 0, r.stderr
+    r = _fit_beside_another_copy(mine, theirs, args, tmp / "m")
     warned = [x for x in r.stderr.splitlines() if "differs from this one in bytes" in x]
     assert len(warned) == 2 and all("127.0.0.1" in x for x in warned), r.stderr
     np.testing.assert_allclose(_stat((tmp / "m").read_text(), "objective"),
@@ -733,12 +734,7 @@ def test_a_bad_line_in_a_stale_copy_is_not_the_clients_error(tmp):
     (theirs / "train.svm").write_bytes(b"".join(lines[:k] + [bad] + lines[k + 1:]))
     assert cluster.file_facts(str(mine / "train.svm")) == \
         cluster.file_facts(str(theirs / "train.svm"))
-    here = os.getcwd()
-    os.chdir(theirs)
-    try:
-        c = _local_cluster()
-    finally:
-        os.chdir(here)
+    c = _cluster_started_in(theirs)
     try:
         args = ["-a", "svm", "--cluster", c.scheduler_address]
         r = run("ssl-train", *args, "/proc/self/cwd/train.svm", tmp / "m", cwd=mine)
