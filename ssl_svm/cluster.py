@@ -107,22 +107,30 @@ def range_digest():
 
 def cut_ranges(path: str, parts: int) -> list[tuple[int, int, int, str]]:
     """``path`` cut into ``parts`` line-aligned byte ranges, each as (start, end, newlines in
-    it, :func:`range_digest` of its bytes): one pass over the file, here, so that a worker's
-    parse of the same range can be compared byte for byte (its own copy at the same path may
-    differ anywhere, not only at the sampled pieces of :func:`file_facts`)."""
+    it, :func:`range_digest` of its bytes): one pass over the file, here, the ranges hashed in
+    threads of their own (hashlib lets go of the GIL), so that a worker's parse of the same
+    range can be compared byte for byte (its own copy at the same path may differ anywhere,
+    not only at the sampled pieces of :func:`file_facts`)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ssl_svm.solvers.host.pools import available_cpus
+
     size = os.path.getsize(path)
-    out = []
     with open(path, "rb") as f:
         bounds = [_aligned(f, size * k // parts) for k in range(parts)] + [size]
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            b = max(a, b)
-            h = range_digest()
+
+    def one(k):
+        a, b = bounds[k], max(bounds[k], bounds[k + 1])
+        h = range_digest()
+        n = 0
+        with open(path, "rb") as f:
             r = _Range(f, a, b, h)
-            n = 0
             while piece := r.read(READ_BYTES):
                 n += piece.count(b"\n")
-            out.append((a, b, n, h.hexdigest()))
-    return out
+        return a, b, n, h.hexdigest()
+
+    with ThreadPoolExecutor(max(1, min(parts, available_cpus()))) as pool:
+        return list(pool.map(one, range(parts)))
 
 
 SAMPLES = 64  # pieces of a file compared between this process and the workers
