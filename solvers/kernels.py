@@ -76,6 +76,9 @@ def human_bytes(n: float) -> str:
     return f"{n:.2f} TiB"
 
 
+MAX_MEMORY = 1 << 60  # the largest --max-memory taken, in bytes (1 EiB)
+
+
 def parse_memory(text: str) -> int:
     """Bytes from '500M', '12G', '2048' (MiB when no unit, as LIBSVM's -m); ValueError if bad."""
     t = str(text).strip().upper().removesuffix("B").removesuffix("I")
@@ -90,6 +93,9 @@ def parse_memory(text: str) -> int:
                          "MiB)") from None
     if not v > 0 or v != v or v == float("inf"):
         raise ValueError(f"memory size must be positive (got '{text}')")
+    if v * scale > MAX_MEMORY:
+        raise ValueError(f"memory size '{text}' is larger than any machine's (at most "
+                         "1048576T)")
     return int(v * scale)
 
 

@@ -87,6 +87,20 @@ _BRIDGE = _Bridge()
 logging.getLogger("ssl").addHandler(_BRIDGE)
 
 
+def check_n_jobs(n_jobs) -> int | None:
+    """``n_jobs`` checked: None, or an int other than 0 (negative: the CPUs available, as
+    scikit-learn's -1), at most :data:`pools.MAX_THREADS`; a TypeError or ValueError naming
+    it otherwise."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)):
+        raise TypeError(f"n_jobs={n_jobs!r}: an int (-1: the CPUs available) or None")
+    if n_jobs == 0 or n_jobs > pools.MAX_THREADS:
+        raise ValueError(f"n_jobs={n_jobs!r}: -1 (the CPUs available), None, or 1 to "
+                         f"{pools.MAX_THREADS}")
+    return int(n_jobs)
+
+
 @contextlib.contextmanager
 def _solver_context(verbose, n_jobs, algo=None):
     """Around a fit or a prediction: the solvers' warnings as Python warnings, their progress
@@ -94,6 +108,7 @@ def _solver_context(verbose, n_jobs, algo=None):
     are; -1: the CPUs available), a fit's path independent of what the process ran before
     (:func:`ssl_svm.solvers.host.budget.history_free`). Everything is put back afterwards."""
 
+    n_jobs = check_n_jobs(n_jobs)
     if algo is not None and n_jobs is not None:
         algo.fit  # noqa: B018 -- its module (and numba, for most solvers) loaded first
 
@@ -913,7 +928,7 @@ class Auto(SSLClassifier):
         log = logging.getLogger("ssl.auto")
 
         def runner_for(problems, n_tasks):
-            if self.n_jobs in (None, 1) or n_tasks <= 1:
+            if check_n_jobs(self.n_jobs) in (None, 1) or n_tasks <= 1:
                 return auto.SerialRunner()
             return _JoblibRunner(self.n_jobs, n_tasks)
 

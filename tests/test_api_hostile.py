@@ -10,6 +10,7 @@ from conftest import SAMPLES
 
 import ssl_svm
 from ssl_svm import pipeline, training
+from ssl_svm.estimators import ESTIMATORS
 from ssl_svm.formats.svmlight import read_dataset
 from ssl_svm.solvers.registry import ALGORITHMS
 
@@ -107,3 +108,77 @@ def test_a_prior_with_a_space_is_refused_at_fit(prior, tmp_path):
     X, y = ssl_svm.load_svmlight(str(PCMAC))
     with pytest.raises(ValueError, match=r"USMO\(prior=.*without spaces"):
         ssl_svm.USMO(prior=prior).fit(X, (y == 1).astype(int))
+
+
+HOSTILE = [None, "x", "", " 1", [], {}, -1, 0, 1e308, float("nan"), float("inf"), True,
+           object(), 2**70]
+
+
+def _small():
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(-1, 0.6, size=(20, 2)), rng.normal(1, 0.6, size=(20, 2))]
+    y = np.r_[[1] * 4, [-1] * 16, [2] * 4, [-1] * 16]
+    return X, y
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_every_parameter_with_hostile_values(name):
+    """Each constructor parameter of each estimator, set to a hostile value, then fit on small
+    data: the fit succeeds (and predicts finite values) or raises ValueError or TypeError (the
+    package's errors are ValueErrors), naming the parameter when it is the parameter's fault;
+    never AttributeError, KeyError, IndexError, StopIteration or anything else."""
+    import inspect
+    import warnings
+
+    cls = ESTIMATORS[name]
+    X, y = _small()
+    if cls.__name__ == "USMO":
+        y = np.where(y == 1, 1, 0)
+    names = list(inspect.signature(cls).parameters)
+    rng = np.random.default_rng(len(name))
+    for param in names:
+        for value in rng.choice(np.array(HOSTILE, dtype=object), 4, replace=False):
+            est = cls(**{param: value})
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est.fit(X, y)
+                    F = est.decision_function(X)
+            except (ValueError, TypeError):
+                continue
+            except Exception as e:  # the contract's breach: say which value did it
+                raise AssertionError(f"{cls.__name__}({param}={value!r}): "
+                                     f"{type(e).__name__}: {e}") from e
+            assert np.isfinite(F).all(), (param, value)
+
+
+def test_auto_and_the_folds_with_hostile_values():
+    """Auto's and SemiSupervisedKFold's parameters, each set to a hostile value: a fit or a
+    ValueError/TypeError, nothing else."""
+    import inspect
+    import warnings
+
+    X, y = _small()
+    rng = np.random.default_rng(7)
+    for param in inspect.signature(ssl_svm.Auto).parameters:
+        for value in rng.choice(np.array(HOSTILE, dtype=object), 4, replace=False):
+            kw = {"candidates": ["svm", "tsvm"], param: value}
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ssl_svm.Auto(**kw).fit(X, y).decision_function(X)
+            except (ValueError, TypeError):
+                continue
+            except Exception as e:
+                raise AssertionError(f"Auto({param}={value!r}): {type(e).__name__}: {e}") from e
+    for param in inspect.signature(ssl_svm.SemiSupervisedKFold).parameters:
+        for value in HOSTILE:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    list(ssl_svm.SemiSupervisedKFold(**{param: value}).split(X, y))
+            except (ValueError, TypeError):
+                continue
+            except Exception as e:
+                raise AssertionError(f"SemiSupervisedKFold({param}={value!r}): "
+                                     f"{type(e).__name__}: {e}") from e

@@ -445,6 +445,9 @@ BOUNDED = [
     (["-a", "tvrls", "--r2", "1e308"], "--r2 must be in (0, 1e+15] (got 1e+308)"),
     (["-a", "tvrls", "--max-iter", "2147483648"], "--max-iter must be in [1, 100000]"),
     (["--seed", "-5", "-v", "2"], "Invalid value for '--seed': -5 is not in the range"),
+    # was an OverflowError's traceback (1e308 MiB in bytes is inf)
+    (["-a", "lapsvm", "--max-memory", "1e308"], "Invalid value for '--max-memory': memory "
+                                                "size '1e308' is larger than any machine's"),
 ]
 
 
