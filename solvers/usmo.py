@@ -672,15 +672,27 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
         lam, _ = choose_lambda(X, y, prior, spec, params["epsilon"], params["max_iter"],
                                params["cache_mb"])
     r = usmo(X, y, lam, prior, spec, params["epsilon"], params["max_iter"], params["cache_mb"])
+    # the linear kernel's dual coordinate descent counts passes over the unlabeled rows, and
+    # stops when its solves stall, not on a nil pair step: its own words
+    dcd = r.path == "dcd"
+    steps = "passes over the unlabeled rows" if dcd else "pair steps"
     if not r.converged and r.iterations >= params["max_iter"]:
-        log.warning("usmo stopped at its iteration limit (%d) with violation %.3g > τ = %g",
-                    r.iterations, r.violation, params["epsilon"])
+        log.warning("usmo stopped at its iteration limit (%d %s) with violation %.3g > τ = %g",
+                    r.iterations, steps, r.violation, params["epsilon"])
+    elif not r.converged and dcd:
+        from ssl_svm.solvers.usmo_dcd import INNER_PASSES, STALLED  # it imports this module
+
+        log.warning("usmo (linear, dual coordinate descent) stopped after %d passes over the "
+                    "unlabeled rows: %d solves in a row used their %d passes without reaching "
+                    "τ, violation %.3g > τ = %g (not τ-optimal); it crawls when λ is small (c2 "
+                    "= 1/(2λn) large): a larger -W, or -W auto, converges sooner",
+                    r.iterations, STALLED, INNER_PASSES, r.violation, params["epsilon"])
     elif not r.converged:
         log.warning("usmo stopped after %d pair steps: the maximal violating pair's exact step "
                     "is nil in floating point, violation %.3g > τ = %g (not τ-optimal)",
                     r.iterations, r.violation, params["epsilon"])
-    log.info("usmo: objective %.10g after %d pair steps (max violation %.3g), β %.6g",
-             r.objective, r.iterations, r.violation, r.beta)
+    log.info("usmo: objective %.10g after %d %s (max violation %.3g), β %.6g",
+             r.objective, r.iterations, steps, r.violation, r.beta)
     P = np.flatnonzero(y > 0)
     U = np.flatnonzero(y == 0)
     if r.w is not None:

@@ -38,6 +38,7 @@ import numpy as np
 
 from ssl_svm import channel
 from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers.host import numba_start
 
 log = logging.getLogger("ssl.cluster")
 
@@ -259,8 +260,10 @@ class BlockHost:
             worker = get_worker()
             security = worker.security
             host = worker_host(worker.address)
+            self.name = worker.address
         except (ImportError, ValueError):
             host = "127.0.0.1"
+            self.name = "the worker"
         self.tls = channel.tls_context(security, "host")
         self.listener = socket.create_server(
             (host, 0), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -368,7 +371,8 @@ class BlockHost:
         ours.propagate = False  # the client says them; the worker's own log stays quiet
         try:
             bye = False
-            with self._fit_settings():
+            with self._fit_settings(), numba_start.starting(
+                    hook=self._compile_notice(conn), label="the cluster fit on this worker"):
                 while not bye:
                     msg = channel.recv(conn)
                     try:
@@ -398,6 +402,23 @@ class BlockHost:
             conn.close()
             self.slots = []
             self.pieces = {}
+
+    def _compile_notice(self, conn):
+        """The hook that says, on the client, that this worker compiles the solvers' numba
+        code (a first fit on a cold cache takes that much longer): sent from the serving
+        thread only, as a log message ahead of the answer."""
+        serving = threading.get_ident()
+
+        def hook(text: str, warning: bool) -> None:
+            if threading.get_ident() != serving:
+                return
+            try:
+                channel.send(conn, ("log", logging.WARNING if warning else logging.INFO,
+                                    "ssl.runtime", f"{self.name}: {text}"))
+            except (OSError, channel.WireError):
+                pass
+
+        return hook
 
     @contextlib.contextmanager
     def _fit_settings(self):

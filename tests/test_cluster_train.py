@@ -333,6 +333,9 @@ def test_a_cold_numba_cache_on_the_workers_trains(tmp, how, monkeypatch):
     try:
         r = run("ssl-train", "--cluster", address, *args, tmp / "c", env=cold)
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        # the workers say that they compile (the first fit takes that much longer)
+        assert re.search(r"tcp://127\.0\.0\.1:\d+: first run of the cluster fit on this "
+                         r"worker: compiling its numba code once", r.stderr), r.stderr
         run("ssl-train", "-q", "--cluster", address, *args, tmp / "c2", env=cold, check=0)
     finally:
         if c is not None:

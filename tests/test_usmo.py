@@ -509,18 +509,24 @@ def test_cli_negative_rows(tmp):
     assert r.returncode == 2 and "PU metric" in r.stderr
 
 
-@pytest.mark.parametrize("iterations, expected", [
-    (7, "stopped after 7 pair steps: the maximal violating pair's exact step is nil"),
-    (10_000_000, "stopped at its iteration limit (10000000)")])
-def test_fit_says_why_it_stopped_short(monkeypatch, caplog, iterations, expected):
-    """A run that is not τ-optimal is reported with its reason: the step limit, or a nil
-    pair step before it."""
+@pytest.mark.parametrize("path, iterations, expected", [
+    ("smo", 7, "stopped after 7 pair steps: the maximal violating pair's exact step is nil"),
+    ("smo", 10_000_000, "stopped at its iteration limit (10000000 pair steps)"),
+    # the coordinate descent's own words, not the pair steps' (it has no nil pair step)
+    ("dcd", 7, "usmo (linear, dual coordinate descent) stopped after 7 passes over the "
+               "unlabeled rows: 30 solves in a row used their 1000 passes"),
+    ("dcd", 10_000_000, "stopped at its iteration limit (10000000 passes over the unlabeled "
+                        "rows)")])
+def test_fit_says_why_it_stopped_short(monkeypatch, caplog, path, iterations, expected):
+    """A run that is not τ-optimal is reported with its reason, in its solver's words: the
+    step limit, or a nil pair step before it (SMO), or stalled solves (coordinate
+    descent)."""
     X, y = _problem(seed=3, n=60)
     real = usmo.usmo
 
     def short(*args, **kw):
         r = real(*args, **kw)
-        r.converged, r.iterations, r.violation = False, iterations, 0.5
+        r.converged, r.iterations, r.violation, r.path = False, iterations, 0.5, path
         return r
 
     monkeypatch.setattr(usmo, "usmo", short)
