@@ -339,7 +339,6 @@ _NAMES = {dt: name.encode() for name, dt in _DT.items()}
 BUDGET_FACTOR = 2
 BUDGET_BYTES = 1 << 24
 _ITEM = 64  # the charge of one decoded object (a Python int, a container, an array header)
-_BIGGEST_AXIS = 1 << 48  # no array axis on the wire is longer
 
 
 class _Decoder:
@@ -439,8 +438,6 @@ class _Decoder:
         if ndim > 8:
             raise WireError("too many dimensions")
         shape = tuple(self.unpack(_LEN) for _ in range(ndim))
-        if any(s > _BIGGEST_AXIS for s in shape):  # (0, 2**62) holds no byte, yet no array
-            raise WireError("an array axis longer than any array")
         self.at += -self.at % ALIGN
         n = dt.itemsize
         for s in shape:
@@ -449,9 +446,9 @@ class _Decoder:
                 raise WireError("array larger than the message")
         a = np.frombuffer(self.take(n), dtype=dt)
         if ndim != 1:
-            try:
+            try:  # (0, 2**62) holds no byte, yet is no array
                 a = a.reshape(shape)
-            except ValueError as e:
+            except (ValueError, OverflowError) as e:
                 raise WireError(f"an array of shape {shape}: {e}") from None
         if a.flags.aligned:
             return a

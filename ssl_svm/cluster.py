@@ -101,6 +101,20 @@ class _Range:
         return piece
 
 
+def _open_range(f, start: int, end: int, digest=None) -> _Range:
+    """Bytes [start, end) of the open file ``f`` as a :class:`_Range`, a byte-order mark at
+    the file's start skipped (and hashed with ``digest``, which then covers every byte)."""
+    from ssl_svm.formats.svmlight import BOM
+
+    if start == 0:
+        head = f.read(3)
+        if head == BOM:
+            if digest is not None:
+                digest.update(head)
+            start = 3
+    return _Range(f, start, end, digest)
+
+
 def range_digest():
     """The hash the client and a worker each take of a byte range of TRAIN: BLAKE2b."""
     return hashlib.blake2b(digest_size=16)
@@ -460,18 +474,13 @@ class BlockHost:
                    zero_based: bool, unlabeled: bool, first_row: int = 0) -> dict:
         """Parse the lines in [start, end) (aligned) of ``path`` into block ``slot``; returns
         its summary."""
-        from ssl_svm.formats.svmlight import BOM, iter_line_blocks, parse_block
+        from ssl_svm.formats.svmlight import iter_line_blocks, parse_block
 
         parts = []
         digest = range_digest()
         try:
             with open(path, "rb") as f:
-                if start == 0:
-                    head = f.read(3)
-                    if head == BOM:
-                        digest.update(head)
-                        start = 3
-                rng = _Range(f, start, end, digest)
+                rng = _open_range(f, start, end, digest)
                 try:
                     for block, first in iter_line_blocks(rng, path, first_line=first_line):
                         part = parse_block(block, first, path, zero_based=zero_based)
@@ -841,12 +850,10 @@ def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
 def _ship_range(blocks, h, slot, path, start, end, first_line, zero_based, unl) -> dict:
     """Read bytes [start, end) of ``path`` here and send them, piece by piece, to host ``h``'s
     block ``slot`` (replacing what it read of its own copy); returns the block's summary."""
-    from ssl_svm.formats.svmlight import BOM, iter_line_blocks
+    from ssl_svm.formats.svmlight import iter_line_blocks
 
     with open(path, "rb") as f:
-        if start == 0 and f.read(3) == BOM:
-            start = 3
-        for block, first in iter_line_blocks(_Range(f, start, end), path,
+        for block, first in iter_line_blocks(_open_range(f, start, end), path,
                                              first_line=first_line):
             blocks.request([(h, "receive", (slot, block, first, path, zero_based))])
     return blocks.request([(h, "finish", (slot, path, unl))])[0]

@@ -202,10 +202,10 @@ def _check_convention(y, unl, classes, unlabeled_label, name: str) -> None:
     scikit-learn's convention: values -1, 0 and 1, -1 marking the unlabeled rows, and more
     rows of class 0 than unlabeled ones (in the files 0 marks the unlabeled rows, usually the
     most, and -1 is a class: ``TSVM().fit(*load_svmlight(path))`` would train 0 against 1)."""
+    zeros = int(np.sum(y == 0)) if classes.dtype.kind in "iuf" else 0
     if (isinstance(unlabeled_label, (int, np.integer)) and unlabeled_label == -1
-            and classes.dtype.kind in "iuf" and classes.size == 2 and unl.any()
-            and np.array_equal(classes, [0, 1]) and int(np.sum(y == 0)) > int(unl.sum())):
-        zeros = int(np.sum(y == 0))
+            and classes.size == 2 and unl.any() and np.array_equal(classes, [0, 1])
+            and zeros > int(unl.sum())):
         from ssl_svm.exceptions import LabelWarning
 
         warn(f"{name}: y holds -1, 0 and 1 with more rows of 0 ({zeros}) than of -1 "
