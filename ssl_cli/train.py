@@ -379,10 +379,6 @@ def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, 
                               "stay on the workers")):
         if given is not None:
             raise click.UsageError(f"--cluster does not take {flag}: {why}", ctx)
-    if check == "cv":
-        raise click.UsageError("--check cv cross-validates in this process; on a cluster run "
-                               "ssl-train -v with --cluster and -a svm, then with your "
-                               "algorithm, and compare", ctx)
 
 
 def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pred_out):
@@ -408,7 +404,10 @@ def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pre
             return cluster.cross_validate(prepared, algo, params, job.folds, job.seed,
                                           on_fold=lambda i, k: log.info("fold %d of %d",
                                                                         i + 1, k)), 0
+        t_fit = time.perf_counter()
         m = cluster.fit(prepared, algo, params)
+        cluster.check(prepared, algo, params, m, time.perf_counter() - t_fit, job.check,
+                      job.seed, job.train)
         if pred_out is None:
             return m, 0
         try:
@@ -423,9 +422,6 @@ def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pre
         if job.folds is not None:
             click.echo(f"Cross Validation Accuracy = {100.0 * m:g}%")
             return
-        if job.check != "none" and algo.uses_unlabeled:
-            log.info("the check against the supervised svm is not run on a cluster fit (it "
-                     "would train 10 more); compare with ssl-train -v --cluster")
         model_out.write(model_to_text(m))
         outputs.commit()
     finally:

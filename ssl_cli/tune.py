@@ -47,7 +47,7 @@ from ssl_svm.selection.tuning import (
 )
 from ssl_svm.solvers.errors import MemoryLimitError
 from ssl_svm.solvers.registry import ALGORITHMS, by_svmlin_code
-from ssl_svm.training import prior_sweep, restore_labels
+from ssl_svm.training import for_solver, prior_sweep
 
 PROG = "ssl-tune"
 RESUME_MAGIC = "# ssl-tune resume 1"
@@ -566,14 +566,26 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
         click.echo(result.best_line)
         sys.stdout.flush()
         if out_model is not None:
-            m, seconds = result.model()
-            restore_labels(m, codes)
+            # the winner made as ssl-train makes a model, its verdict the selection's
+            from ssl_svm import pipeline, trust
+
+            algo = ALGORITHMS[result.chosen]
+            t0 = time.perf_counter()
+            from ssl_svm.solvers.host import budget
+
+            with budget.history_free():  # its path from its rows alone, as in the selection
+                made = pipeline.train(for_solver(prepared, algo), pipeline.Request(
+                    algo, {**params[result.chosen], **result.point}, runs[result.chosen],
+                    seed=seed, check="none", source=train))
+            if result.check is not None:
+                trust.report(result.check, train)
             from ssl_svm.formats.model_file import model_to_text
 
-            out.write(model_to_text(m))
+            out.write(model_to_text(made.model))
             log.info("trained %s on all %d rows in %.2f s; model written to %s",
                      result.best_line[len("best "):].rsplit(f" {metric}=", 1)[0],
-                     result.problems[result.chosen].y.size, seconds, out_model)
+                     for_solver(prepared, algo).data.n_rows, time.perf_counter() - t0,
+                     out_model)
         outputs.commit()
 
 

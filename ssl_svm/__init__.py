@@ -33,6 +33,7 @@ _LAZY = {
     "SettingWarning": "exceptions", "DegenerateFitWarning": "exceptions",
     "LopsidedWarning": "exceptions", "LabelWarning": "exceptions",
     "SolverWarning": "exceptions", "UnlabeledHurtWarning": "exceptions",
+    "UnverifiedWarning": "exceptions",
     "UncheckedWarning": "exceptions",
 }
 

@@ -994,11 +994,13 @@ def fit(training: ClusterTraining, algo, params: dict):
     return m
 
 
-def cross_validate(training: ClusterTraining, algo, params: dict, k: int, seed: int,
-                   on_fold=None) -> float:
-    """:func:`solvers.crossval.cross_validate` on the blocks: each fold's model is trained on
-    the rows in view (its labeled rows held out), then predicts them where they are. Returns
-    the accuracy over the labeled rows (a fraction)."""
+def held_out_labels(training: ClusterTraining, algo, params: dict, k: int, seed: int,
+                    on_fold=None, hide=None):
+    """(the labeled rows' labels, their held-out predictions) in row order, internal codes:
+    each fold's model trained on the rows in view (its labeled rows held out, and the local
+    rows ``hide[b]`` of each block b too: unlabeled rows left out of every fold), then
+    predicting them where they are; the folds of
+    :func:`ssl_svm.solvers.crossval.stratified_folds` (k, seed) over the labeled rows."""
     from ssl_svm.solvers.crossval import stratified_folds
     from ssl_svm.solvers.distributed import fit_model
     from ssl_svm.solvers.errors import ProblemError
@@ -1009,26 +1011,109 @@ def cross_validate(training: ClusterTraining, algo, params: dict, k: int, seed: 
     y = np.concatenate(blocks.call("labels_of_labeled"))
     folds = stratified_folds(y, k, seed)
     starts = np.cumsum([0] + [w.size for w in where])
-    right = 0
-    for i in range(k):
-        if on_fold is not None:
-            on_fold(i, k)
-        held = [w[folds[starts[b]:starts[b + 1]] == i] for b, w in enumerate(where)]
-        for b, h in enumerate(held):
-            blocks.call_one(b, "set_view", h)
-        try:
-            m = fit_model(blocks, algo.name, training.classes, params, costs=training.costs)
-        except ProblemError as e:
-            raise ProblemError(f"cross-validation fold {i + 1} of {k}: {e} (a class has too "
-                               "few labeled rows for this many folds)") from None
-        W, b0 = m.function.W, m.function.b
-        for b, h in enumerate(held):
-            if h.size:
-                F = blocks.call_one(b, "predict_rows", W, b0, h)
-                truth = blocks.call_one(b, "labels_at", h)
-                right += int(np.sum(m.labels_from_values(F) == truth))
+    pred = np.zeros(y.size)
+    try:
+        for i in range(k):
+            if on_fold is not None:
+                on_fold(i, k)
+            held = [w[folds[starts[b]:starts[b + 1]] == i] for b, w in enumerate(where)]
+            for b, h in enumerate(held):
+                blocks.call_one(b, "set_view", h if hide is None else np.union1d(h, hide[b]))
+            try:
+                m = fit_model(blocks, algo.name, training.classes, params,
+                              costs=training.costs)
+            except ProblemError as e:
+                raise ProblemError(f"cross-validation fold {i + 1} of {k}: {e} (a class has too "
+                                   "few labeled rows for this many folds)") from None
+            W, b0 = m.function.W, m.function.b
+            for b, h in enumerate(held):
+                if h.size:
+                    F = blocks.call_one(b, "predict_rows", W, b0, h)
+                    pred[starts[b]:starts[b + 1]][folds[starts[b]:starts[b + 1]] == i] = \
+                        m.labels_from_values(F)
+    finally:
+        blocks.call("set_view", None)
+    return y, pred
+
+
+def cross_validate(training: ClusterTraining, algo, params: dict, k: int, seed: int,
+                   on_fold=None) -> float:
+    """:func:`solvers.crossval.cross_validate` on the blocks (:func:`held_out_labels`).
+    Returns the accuracy over the labeled rows (a fraction)."""
+    y, pred = held_out_labels(training, algo, params, k, seed, on_fold)
+    return float(np.sum(pred == y)) / y.size
+
+
+def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
+          how: str = "auto", seed: int = 0, source: str | None = "TRAIN"):
+    """The check after a cluster fit (:func:`ssl_svm.trust.check_fit`'s, on the blocks): the
+    fit's folds trained where the rows are (``how`` auto: on the share of the unlabeled rows
+    of :func:`ssl_svm.trust.check_share`, the same seeded rows as in one process), the svm on
+    the labeled rows gathered here, both models' labels of the unlabeled rows compared where
+    they are; said (:func:`ssl_svm.trust.report`) and returned (None when not run). ``m``:
+    the fit's model, real labels."""
+    import time as _time
+
+    import scipy.sparse as sp
+
+    from ssl_svm import trust
+
+    if how == "none" or not algo.uses_unlabeled or algo.positive_unlabeled:
+        return None
+    blocks = training.blocks
     blocks.call("set_view", None)
-    return right / y.size
+    unl_rows = blocks.call("unlabeled_rows")
+    u = sum(r.size for r in unl_rows)
+    if u == 0:
+        return None
+    t0 = _time.perf_counter()
+    codes = {real: code for code, real in (training.codes or {}).items()}
+    internal = np.vectorize(lambda v: codes.get(v, v), otypes=[float])
+    fn = m.function
+    unl_fit = np.concatenate([internal(m.labels_from_values(
+        blocks.call_one(b, "predict_rows", fn.W, fn.b, r))) if r.size else np.zeros(0)
+        for b, r in enumerate(unl_rows)])
+    if np.unique(unl_fit).size == 1:
+        return None  # a one-class fit, said already
+    where = blocks.call("labeled_in_view")
+    parts = [blocks.call_one(b, "labeled_rows", w) for b, w in enumerate(where) if w.size]
+    Xl = sp.vstack([p[0] for p in parts], format="csr")
+    yl, cl = np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+    k = trust.folds_for(yl)
+    if k == 0:
+        log.info("not checked against the supervised svm: a class has fewer than 2 labeled "
+                 "rows")
+        return None
+    share = trust.check_share(k, fit_seconds) if how == "auto" else 1.0
+    hide, sample = None, None
+    if share < 1.0:
+        # the rows trust.unlabeled_sample keeps in one process: the same seeded choice over
+        # the unlabeled rows in row order
+        y_all = np.concatenate([np.zeros(u), np.ones(yl.size)])  # only its zeros matter
+        keep = trust.unlabeled_sample(y_all, share, seed)
+        if keep is not None:
+            keep = keep[keep < u]
+            starts = np.cumsum([0] + [r.size for r in unl_rows])
+            hide = [np.setdiff1d(r, r[keep[(keep >= starts[b]) & (keep < starts[b + 1])]
+                                       - starts[b]])
+                    for b, r in enumerate(unl_rows)]
+            sample = (keep.size, u)
+    solver_log = logging.getLogger("ssl.solver")
+    level = solver_log.level
+    solver_log.setLevel(logging.ERROR)  # the folds' own iteration remarks are not the user's
+    try:
+        y, held = held_out_labels(training, algo, params, k, seed, hide=hide)
+        base = trust.baseline_predictions(Xl, yl, cl, k, seed, params)
+        svm = trust.baseline_fit(Xl, yl, cl, params)
+        unl_svm = np.concatenate([svm.labels_from_values(
+            blocks.call_one(b, "predict_rows", svm.function.W, svm.function.b, r))
+            if r.size else np.zeros(0) for b, r in enumerate(unl_rows)])
+    finally:
+        solver_log.setLevel(level)
+    c = trust.comparison(algo.name, k, y, held, base, svm, unl_fit, unl_svm,
+                         _time.perf_counter() - t0, sample)
+    trust.report(c, source)
+    return c
 
 
 def write_transductive(training: ClusterTraining, m, out, values: bool) -> int:

@@ -38,6 +38,7 @@ from ssl_svm.exceptions import DataError, SolverWarning, UncheckedWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
 from ssl_svm.selection import rules
+from ssl_svm.selection.splits import equal_labels
 from ssl_svm.solvers.host import budget, pools
 from ssl_svm.solvers.registry import ALGORITHMS
 
@@ -159,13 +160,6 @@ def _integer_classes(classes: np.ndarray) -> bool:
                     and np.all(np.abs(classes) <= LABEL_MAX))
 
 
-def _equal(y: np.ndarray, value) -> np.ndarray:
-    """Elementwise y == value for any dtype (a str array against a number is all False)."""
-    if y.dtype.kind in "iufb" and isinstance(value, (int, float, np.number)):
-        return y == value
-    return np.fromiter((v == value for v in y.tolist()), dtype=bool, count=y.size)
-
-
 # a class 0 or -1 holding at least this share of the labeled rows, and this many times the
 # rows of every other class, reads as the unlabeled rows' mark taken for a class
 MARKER_SHARE = 0.5
@@ -181,7 +175,7 @@ def _marker_taken_as_class(y, unl, classes, unlabeled_label, name: str) -> bool:
         return False
     counts = {c: int(np.sum(y[~unl] == c)) for c in classes.tolist()}
     for mark in (0, -1):
-        if mark not in counts or _equal(np.array([mark]), unlabeled_label)[0]:
+        if mark not in counts or equal_labels(np.array([mark]), unlabeled_label)[0]:
             continue
         rest = max(v for c, v in counts.items() if c != mark)
         n = sum(counts.values())
@@ -274,7 +268,7 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
     def _labels(self, y: np.ndarray):
         """(internal float labels with 0 = unlabeled, codes of relabelled classes, classes_,
         the unlabeled mask)."""
-        unl = _equal(y, self.unlabeled_label)
+        unl = equal_labels(y, self.unlabeled_label)
         y_lab = y[~unl]
         if y_lab.size:
             check_classification_targets(y_lab)
@@ -299,11 +293,11 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
                 code = next(c for c in range(1, len(values) + 2) if c not in values)
                 codes[code] = 0
             for c, v in zip(classes, values):
-                internal[~unl & _equal(y, c)] = v if v != 0 else code
+                internal[~unl & equal_labels(y, c)] = v if v != 0 else code
             label_index = {v: i for i, v in enumerate(values)}
         else:
             for i, c in enumerate(classes):
-                internal[~unl & _equal(y, c)] = i + 1
+                internal[~unl & equal_labels(y, c)] = i + 1
             label_index = {i + 1: i for i in range(classes.size)}
         return internal, codes, classes, unl, label_index
 
@@ -476,7 +470,7 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
         from sklearn.metrics import accuracy_score
 
         y = np.asarray(y)
-        keep = ~_equal(y, self.unlabeled_label) if y.ndim == 1 else np.ones(len(y), bool)
+        keep = ~equal_labels(y, self.unlabeled_label) if y.ndim == 1 else np.ones(len(y), bool)
         if not keep.any():
             raise ValueError("score needs labeled rows; every row of y equals "
                              f"unlabeled_label={self.unlabeled_label!r}")
@@ -512,7 +506,7 @@ class PUClassifier(SSLClassifier):
     def _labels(self, s: np.ndarray):
         if s.size:
             check_classification_targets(s)
-        pos = _equal(s, 1)
+        pos = equal_labels(s, 1)
         others = np.unique(s[~pos])
         if others.size > 1 and not set(others.tolist()) <= {0, -1}:
             raise DataError("y", f"Only binary classification is supported: "
@@ -525,7 +519,7 @@ class PUClassifier(SSLClassifier):
         if others.size == 0:
             raise DataError("y", "y has one class only (1, labeled positive): "
                             "positive-unlabeled learning needs unlabeled rows too (0 or -1)")
-        neg = -1 if _equal(others, -1).any() else others[0]
+        neg = -1 if equal_labels(others, -1).any() else others[0]
         classes = np.array([neg, s[pos][0]]) if neg < 1 else np.array([s[pos][0], neg])
         internal = np.where(pos, 1.0, 0.0)
         label_index = {1: int(np.flatnonzero(classes == 1)[0]),
@@ -551,7 +545,7 @@ class PUClassifier(SSLClassifier):
         negative; this needs no negatives."""
         y = np.asarray(y)
         pred = self.predict(X)
-        pos = _equal(y, 1)
+        pos = equal_labels(y, 1)
         w = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, float)
         if not np.any(w[pos] > 0):
             raise ValueError("the PU score needs rows labeled positive (1) in y")
@@ -831,6 +825,10 @@ class Auto(SSLClassifier):
         What was chosen and why, one line (``ssl-tune``'s ``#`` line).
     folds_ : int
         The folds used (0: none could be made).
+    check_ : Comparison or None
+        The winner's verdict against the supervised svm from the selection's own folds
+        (:class:`ssl_svm.selection.stats.Comparison`: ``verdict``, ``upper_bound``, ...; said
+        as the estimators' check is), None when the svm is kept.
     classes_, model_, transduction_
         The winner's.
     """
@@ -942,16 +940,19 @@ class Auto(SSLClassifier):
                 else None,
                 say=lambda text: warn(f"Auto: {text}", UncheckedWarning))
             log.info("%s", result.notes[-1])
-            model, _ = result.model()
+            # the winner made as every final model is (the fit's own warnings, the
+            # calibration), its verdict the selection's; its path from its rows alone, as
+            # the selection's fits of it (the same bytes as ssl-tune --out)
             algo = ALGORITHMS[result.chosen]
-            if self.probability:
-                p = result.problems[result.chosen]
-                training.calibrate(algo, model, Dataset(p.X, p.y, p.cost, None, "y"),
-                                   {**p.params, **result.point}, p.run, seed, codes,
-                                   bool(self.verbose))
-            F_unl = (training.transductive_values(model, prepared) if algo.uses_unlabeled
-                     else model.decision_function(prepared.unlabeled_X))
-            training.restore_labels(model, codes)
+            with budget.history_free():
+                made = pipeline.train(training.for_solver(prepared, algo), pipeline.Request(
+                    algo, {**params[result.chosen], **result.point}, runs[result.chosen],
+                    probability=bool(self.probability), seed=seed, check="none",
+                    source=None, transductive=True, verbose=bool(self.verbose)))
+            model, F_unl = made.model, made.values
+            self.check_ = result.check
+            if result.check is not None:
+                trust.report(result.check, None)
         self._set_fitted(model, classes, label_index)
         transduction = np.empty(y.size, dtype=classes.dtype)
         transduction[~unl] = y[~unl]
@@ -980,7 +981,7 @@ class Auto(SSLClassifier):
             est.max_memory = self.max_memory
         if hasattr(est, "check"):
             est.check = "none"  # the selection has compared it with the svm already
-            est.check_ = None
+            est.check_ = self.check_
         est.n_features_in_ = self.n_features_in_
         est._set_fitted(self.model_, classes, label_index)
         est.transduction_ = self.transduction_

@@ -44,9 +44,15 @@ class LopsidedWarning(SSLWarning):
 
 
 class UnlabeledHurtWarning(SSLWarning):
-    """A semi-supervised fit whose cross-validated accuracy is below the supervised svm's on
-    the same folds beyond their noise, or no better than predicting the largest class: the
-    unlabeled rows likely hurt (:mod:`ssl_svm.trust`)."""
+    """Harm proven: a semi-supervised fit that a one-sided sign test on the held-out labeled
+    rows finds worse than the supervised svm on the same folds (:mod:`ssl_svm.trust`)."""
+
+
+class UnverifiedWarning(SSLWarning):
+    """A semi-supervised fit the check can neither prove harmful nor clear: the labeled rows
+    cannot rule out a loss against the supervised svm of the size the message states
+    (:mod:`ssl_svm.trust`). Quieter than :class:`UnlabeledHurtWarning`, and not a subclass
+    of it: filter it alone with ``warnings.simplefilter("ignore", UnverifiedWarning)``."""
 
 
 class UncheckedWarning(SSLWarning):
@@ -88,4 +94,5 @@ def warn(message: str, category: type[SSLWarning]) -> None:
 
 __all__ = ["DataError", "DegenerateFitWarning", "LabelWarning", "LopsidedWarning",
            "MemoryLimitError", "NonFiniteError", "ProblemError", "SSLWarning",
-           "SettingWarning", "SolverWarning", "UncheckedWarning", "UnlabeledHurtWarning"]
+           "SettingWarning", "SolverWarning", "UncheckedWarning", "UnlabeledHurtWarning",
+           "UnverifiedWarning"]

@@ -357,6 +357,23 @@ def calibrate(algo, m, data, params, run, seed: int, codes, verbose: bool = Fals
 
 # --------------------------------------------------------------------------- the fit
 
+def for_solver(rows: Training, algo) -> Training:
+    """The prepared ``rows`` as ``algo`` trains on them: ``rows`` itself when it uses the
+    unlabeled rows (or there are none), else its labeled rows, the unlabeled ones kept for
+    the transductive outputs (what :func:`prepare` gives ``algo`` with ``keep_unlabeled``),
+    without preparing and saying it all again: the winner of a selection made on rows
+    prepared for another candidate."""
+    import numpy as np
+
+    data = rows.data
+    unl = np.flatnonzero(data.y == 0)
+    if algo.uses_unlabeled or unl.size == 0:
+        return rows
+    return Training(data.subset(np.flatnonzero(data.y != 0)), rows.labeled, rows.codes,
+                    rows.classes, rows.n_given, data.X[unl],
+                    None if data.lines is None else data.lines[unl])
+
+
 def fit(algo, training: Training, params: dict, run: dict | None = None, *,
         probability: bool = False, seed: int = 0, init=None, init_source: str = "",
         verbose: bool = False):

@@ -221,30 +221,30 @@ def test_svmlight_labels_in_scikit_learns_convention_are_warned_about(tmp):
 # --------------------------------------------------------------------------- the check's power
 
 def test_a_check_says_the_loss_its_folds_cannot_see():
-    from ssl_svm.trust import HARM, Comparison, Coverage, paired_se
+    from ssl_svm.selection.stats import MARGIN, Comparison, Coverage, paired_se
 
     # Agresti & Min: 7 rows on which the two agree everywhere are not certainty
     assert paired_se(0, 0, 7) == pytest.approx(100 / 9, rel=1e-12)
     # ... and on 100 rows it is the plain standard error, near enough
     d = np.r_[np.full(15, 100.0), np.full(5, -100.0), np.zeros(80)]
     assert paired_se(15, 5, 100) == pytest.approx(np.std(d, ddof=1) / 10, rel=0.01)
-    # 10 labeled rows, even on the folds (standard error 14): a 20-point loss goes unseen by
-    # them; the fit and the svm disagree on 30 % of the unlabeled rows: unverified
-    cover = Coverage(held_out=10.0, n=10, unlabeled=30.0, u=500)
-    c = Comparison("lapsvm", 5, 10, 70.0, 70.0, 1.0, 50.0, 14.0, coverage=cover)
-    assert c.blind_spot == pytest.approx(1.645 * 14.0)
-    assert c.possible_loss == pytest.approx(min(1.645 * 14.0, 30.0))
-    assert c.possible_loss > HARM
-    assert c.verdict == "unverified"
-    # the same folds, but the two agree on all but 3 % of the unlabeled rows: it cannot be
-    # worse by more than 3 points there
-    c.coverage = Coverage(held_out=0.0, n=10, unlabeled=3.0, u=500)
-    assert c.possible_loss == pytest.approx(3.0) and c.verdict == "even"
-    # 100 labeled rows, +1 point with a standard error of 2.8 (Digit1's lapsvm): at most
-    # 3.6 points unseen, below HARM
-    c = Comparison("lapsvm", 5, 100, 94.0, 93.0, 1.0, 52.0, 2.8,
-                   coverage=Coverage(7.0, 100, 8.1, 1400))
-    assert c.possible_loss == pytest.approx(1.645 * 2.8 - 1.0) and c.verdict == "even"
+    # 10 labeled rows, even on the folds (one discordant row each way): a 20-point loss goes
+    # unseen by them; the fit and the svm disagree on 30 % of the unlabeled rows: unverified,
+    # up to the folds' bound
+    cover = Coverage(held_out=20.0, n=10, unlabeled=30.0, u=500)
+    c = Comparison("lapsvm", 5, 10, 70.0, 70.0, 1.0, 50.0, 1, 1, coverage=cover)
+    assert c.upper_bound == pytest.approx(1.2816 * paired_se(1, 1, 10))
+    assert c.upper_bound > MARGIN and c.verdict == "unverified"
+    # the same folds, but the two agree on all but 1.5 % of the unlabeled rows: it cannot be
+    # worse by more than that there
+    c.coverage = Coverage(held_out=20.0, n=10, unlabeled=1.5, u=500)
+    assert c.upper_bound == pytest.approx(1.5) and c.verdict == "no harm"
+    # 100 labeled rows, right on 5 more and 3 fewer than the svm (Digit1's lapsvm): at most
+    # 1.8 points worse at 90 %: no harm
+    c = Comparison("lapsvm", 5, 100, 96.0, 94.0, 1.0, 52.0, 5, 3,
+                   coverage=Coverage(8.0, 100, 9.4, 1400))
+    assert c.upper_bound == pytest.approx(-2.0 + 1.2816 * paired_se(5, 3, 100))
+    assert c.verdict == "no harm"
 
 
 def test_a_candidate_too_large_for_the_memory_limit_is_skipped_and_the_selection_goes_on(tmp):

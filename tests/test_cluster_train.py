@@ -103,7 +103,6 @@ def test_a_bad_row_on_a_worker_names_the_file_line(cluster, tmp):
     (["-a", "usmo"], "-a usmo needs all its rows in one process: its solvers update the model "
                      "after every row or pair of rows"),
     (["--labels", "x"], "--cluster does not take --labels"),
-    (["--check", "cv", "-a", "tsvm"], "--check cv"),
 ])
 def test_usage_errors(extra, message):
     r = run("ssl-train", *extra, "--cluster", "tcp://127.0.0.1:1", PCMAC, check=2)
@@ -366,3 +365,53 @@ def test_an_ipv6_cluster_trains(tmp):
     run("ssl-train", "-q", *args, tmp / "local", check=0)
     np.testing.assert_allclose(stat((tmp / "c").read_text(), "objective"),
                                stat((tmp / "local").read_text(), "objective"), rtol=1e-9)
+
+
+def test_the_check_after_a_cluster_fit_is_the_one_process_check(cluster, tmp):
+    """The same verdict and figures from ssl-train, the estimator and a --cluster fit (the
+    fit's folds trained where the rows are, the svm on the labeled rows gathered)."""
+    import warnings
+
+    import ssl_svm
+
+    args = ["-a", "tsvm", "-W", "1e-3", "--check", "cv", PCMAC]
+    local = run("ssl-train", *args, tmp / "local", check=0)
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args, tmp / "c", check=0)
+    line = [x for x in local.stderr.splitlines() if "check against the supervised svm" in x]
+    said = [x for x in r.stderr.splitlines() if "check against the supervised svm" in x]
+    assert len(line) == len(said) == 1 and ": no harm: " in line[0], local.stderr
+    assert said[0].split("): ", 1)[1] == line[0].split("): ", 1)[1]  # all but the seconds
+    X, y = ssl_svm.load_svmlight(str(PCMAC))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ssl_svm.SSLWarning)
+        clf = ssl_svm.TSVM(lam=1e-3, check="cv", unlabeled_label=0, random_state=0).fit(X, y)
+    assert clf.check_.verdict == "no harm" and clf.check_.text() in line[0]
+    # Auto and ssl-tune -a auto --out: the winner's verdict from the selection's folds, the
+    # same figures (tsvm against the svm on the same folds, the svm's λ its best there)
+    auto = ssl_svm.Auto(candidates=["svm", "tsvm"], grids={"tsvm": {"lambda": [1e-3]}},
+                        unlabeled_label=0).fit(X, y)
+    assert auto.best_estimator_.check_ is auto.check_
+    assert auto.check_.verdict == "no harm" and auto.check_.text() in line[0]
+    tune = run("ssl-tune", "-a", "svm,tsvm", "-G", "tsvm.lambda=1e-3", "--out",
+               tmp / "auto.model", PCMAC, check=0)
+    said = [x for x in tune.stderr.splitlines() if "check against the supervised svm" in x]
+    assert len(said) == 1 and said[0].split("): ", 1)[1] == line[0].split("): ", 1)[1]
+    # --check auto after a fit of a second or more (a cluster's round trips): the folds fit
+    # on a seeded tenth of the unlabeled rows, the same rows as in one process
+    from ssl_svm import trust
+    from ssl_svm.formats.svmlight import read_dataset
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args[:-3], PCMAC, tmp / "c",
+            check=0)
+    said = [x.split("): ", 1)[1] for x in r.stderr.splitlines()
+            if "check against the supervised svm" in x]
+    assert len(said) == 1 and said[0].endswith("the folds' fits used 45 of the 450 unlabeled "
+                                                "rows"), r.stderr
+    data = read_dataset(str(PCMAC))
+    algo = ALGORITHMS["tsvm"]
+    params = {**algo.defaults(), "lambda": 1e-3}
+    m = algo.fit(data.X, data.y, data.cost, params)
+    unl = m.labels_from_values(m.decision_function(data.X[data.y == 0]))
+    c = trust.compare(algo, data.X, data.y, data.cost, params, unlabeled=unl, share=0.1)
+    assert c.text() in said[0]

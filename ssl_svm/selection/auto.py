@@ -11,7 +11,7 @@ Conventions
 -----------
 * Labels are the internal codes of :func:`ssl_svm.training.prepare` (0 = unlabeled).
 * The folds are :func:`ssl_svm.solvers.crossval.stratified_folds` of the requested number,
-  fewer when a class has fewer labeled rows (:func:`ssl_svm.trust.fold_plan`); a class of
+  fewer when a class has fewer labeled rows (:func:`ssl_svm.selection.splits.fold_plan`); a class of
   one labeled row leaves nothing to cross-validate, and the supervised candidate is kept at
   its settings.
 * A candidate with no grid of its own runs at its settings (defaults and fixed options): the
@@ -27,17 +27,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ssl_svm import trust
 from ssl_svm.selection.rules import (
     PORTFOLIO,
     SUPERVISED,
     Selection,
-    Z,
     bonferroni_threshold,
     max_t_threshold,
-    paired_difference,
     select,
 )
+from ssl_svm.selection.splits import fold_plan
+from ssl_svm.selection.stats import Comparison, Z, comparison, coverage, paired_difference
 from ssl_svm.selection.tuning import (
     Grid,
     Problem,
@@ -49,7 +48,6 @@ from ssl_svm.selection.tuning import (
     score,
 )
 from ssl_svm.solvers.registry import ALGORITHMS
-from ssl_svm.trust import fold_plan
 
 
 def grid_of(name: str, axes: dict | None = None) -> Grid:
@@ -120,6 +118,7 @@ class AutoResult:
     selection: Selection | None = None
     problems: dict = field(default_factory=dict)
     fitted: dict = field(default_factory=dict)
+    check: Comparison | None = None
 
     def model(self):
         """The winner fitted on all its rows (internal labels), (model, seconds); fitted once
@@ -284,7 +283,7 @@ def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, fol
             return None
         tc = time.perf_counter()
         pred = {m: np.concatenate([r.pred for r in held[best[m]]]) for m in (n, base)}
-        c = trust.coverage(pred[n], pred[base],
+        c = coverage(pred[n], pred[base],
                            fitted_model(problems, fitted, n, points[best[n]])[0].predict(
                                data.X[unl]),
                            fitted_model(problems, fitted, base, points[best[base]])[0].predict(
@@ -314,11 +313,23 @@ def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, fol
                      f"ssl-train -a {chosen.chosen} makes; {metric} {scores[j]:.6g} on the "
                      "same folds)")
     notes.append(text)
+    check = None
+    if (metric == "accuracy" and owner[j] not in SUPERVISED and chosen.baseline is not None
+            and validation is None and unl.size):
+        # the winner's verdict from the selection's own folds: the check's statistics on the
+        # winner's and the baseline's held-out predictions and their unlabeled labels
+        base = chosen.baseline
+        models = {n: fitted_model(problems, fitted, n, points[best[n]])[0]
+                  for n in (owner[j], base)}
+        check = comparison(
+            owner[j], k, y_all, np.concatenate([r.pred for r in held[j]]),
+            np.concatenate([r.pred for r in held[best[base]]]), models[base],
+            models[owner[j]].predict(data.X[unl]), models[base].predict(data.X[unl]))
     return AutoResult(owner[j], points[j], k, metric, notes,
                       f"best {keys[j]} {metric}={scores[j]:.6g}",
                       _candidates(names, points, best, best_scores, chosen, units,
                                   (points[j], scores[j])),
-                      chosen, problems, fitted)
+                      chosen, problems, fitted, check)
 
 
 def _threshold(names, owner, scores, best, units_of, metric: str, seed: int) -> float:

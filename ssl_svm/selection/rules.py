@@ -3,8 +3,8 @@ supervised svm is kept unless a semi-supervised candidate is ahead of it by more
 folds' noise allows (paired differences, studentised; max-T over several points), and the
 candidates of ``ssl-tune -a auto``.
 
-Accuracies and differences in percent (points); ``Z`` is the one-sided 5 % normal quantile,
-also the check's (:mod:`ssl_svm.trust`).
+Accuracies and differences in percent (points); the statistics are
+:mod:`ssl_svm.selection.stats`'s.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-Z = 1.645  # one-sided 5 % quantile of the normal distribution
+from ssl_svm.selection.stats import Z, paired_difference
 
 # ssl-tune -a auto: the candidates and their small grids (canonical -G specs); the supervised
 # svm is always among the candidates of a selection
@@ -32,17 +32,6 @@ SUPERVISED = ("svm", "rls")
 SELECT_Z = Z
 
 
-def paired_difference(a, b) -> tuple[float, float]:
-    """(mean of a - b, its standard error) of two equally long score vectors: per-row 0/1
-    correctness (percent points) or per-fold scores."""
-    import numpy as np
-
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    if d.size < 2:
-        return float(d.mean()) if d.size else 0.0, float("inf")
-    return float(d.mean()), float(np.std(d, ddof=1)) / math.sqrt(d.size)
-
-
 @dataclass
 class Selection:
     """The outcome of :func:`select`: ``chosen`` and ``baseline`` (the best supervised
@@ -58,7 +47,7 @@ class Selection:
     challenger: str | None
     difference: float = float("nan")
     se: float = float("nan")
-    coverage: object = None  # an ssl_svm.trust.Coverage
+    coverage: object = None  # an ssl_svm.selection.stats.Coverage
     unrepresented: list = field(default_factory=list)
     z: float = SELECT_Z
 

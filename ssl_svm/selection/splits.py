@@ -6,6 +6,34 @@ from __future__ import annotations
 import numpy as np
 
 
+def equal_labels(y: np.ndarray, value) -> np.ndarray:
+    """Elementwise y == value for any dtype (a str array against a number is all False)."""
+    if y.dtype.kind in "iufb" and isinstance(value, (int, float, np.number)):
+        return y == value
+    return np.fromiter((v == value for v in y.tolist()), dtype=bool, count=y.size)
+
+
+def fold_plan(y, requested: int, codes=None) -> tuple[int, str | None]:
+    """(folds, why they differ from ``requested``) for labels ``y`` (0 = unlabeled; ``codes``
+    {internal code: real label} to name a class): at most ``requested``, at most the smallest
+    class's labeled rows; 0 when a class has a single labeled row (nothing can be held out
+    without taking the class from a training part)."""
+    lab = y[y != 0]
+    classes, counts = np.unique(lab, return_counts=True)
+    if classes.size < 2:
+        return 0, "fewer than two classes among the labeled rows"
+    smallest = int(counts.min())
+    c = classes[int(np.argmin(counts))]
+    c = (codes or {}).get(c, c)
+    if smallest < 2:
+        return 0, (f"class {c:g} has 1 labeled row: no fold can hold it out and still train "
+                   "on it")
+    if smallest < requested:
+        return smallest, (f"class {c:g} has {smallest} labeled rows: {smallest}-fold "
+                          f"cross-validation instead of {requested}")
+    return requested, None
+
+
 class SemiSupervisedKFold:
     """Stratified k-fold splits of the labeled rows of y (``unlabeled_label`` marks the others):
     each split trains on every unlabeled row and the labeled rows of the other folds, and
@@ -26,7 +54,6 @@ class SemiSupervisedKFold:
 
     def _plan(self, y, say: bool = False):
         """(internal codes, 0 for rows never tested, folds) of labels y."""
-        from ssl_svm.estimators import _equal
         from ssl_svm.exceptions import UncheckedWarning, warn
 
         n = self.n_splits
@@ -41,7 +68,7 @@ class SemiSupervisedKFold:
         if y.ndim != 1:
             raise ValueError(f"SemiSupervisedKFold: y must be 1-D, one label per row (got shape "
                              f"{y.shape}); multi-output labels have no semi-supervised folds")
-        unl = _equal(y, self.unlabeled_label)
+        unl = equal_labels(y, self.unlabeled_label)
         codes = np.zeros(y.size)
         classes, inverse = np.unique(y[~unl], return_inverse=True)
         counts = np.bincount(inverse, minlength=classes.size)
