@@ -141,6 +141,8 @@ def error(model: Path, test: Path, folder: Path) -> float:
 FIGURES = re.compile(r"on the (\d+) labeled rows held out in (\d+) folds, \S+ ([0-9.]+) % "
                      r"against the supervised svm's ([0-9.]+) % \(\S+ alone right on (\d+), "
                      r"the svm alone on (\d+)\)(?:; they disagree on ([0-9.]+) % of the)?")
+NO_FOLDS = re.compile(r"no labeled row can be held out \(a class has 1 labeled row\); they "
+                      r"disagree on ([0-9.]+) % of the")
 BOUND = re.compile(r"(?:at most|up to) ([0-9.]+) points worse")
 CHECK_SECONDS = re.compile(r"check against the supervised svm \(([0-9.]+) s\)")
 
@@ -156,7 +158,8 @@ def verdict_of(stderr: str) -> str | None:
     return None
 
 
-def one_split(name: str, labels: int, seed: int, auto_only: bool = False) -> dict:
+def one_split(name: str, labels: int, seed: int, auto_only: bool = False,
+              auto_args: tuple = ()) -> dict:
     rows = rows_of(name)
     lab = set(draw(rows, labels, seed).tolist())
     with tempfile.TemporaryDirectory() as tmp:
@@ -170,7 +173,7 @@ def one_split(name: str, labels: int, seed: int, auto_only: bool = False) -> dic
         sh("ssl-train", "-a", "svm", train, folder / "svm.model")
         out["svm"] = error(folder / "svm.model", test, folder)
         t0 = time.perf_counter()
-        r = sh("ssl-tune", "-q", "-a", "auto", "--out", folder / "auto.model", train,
+        r = sh("ssl-tune", "-q", "-a", "auto", *auto_args, "--out", folder / "auto.model", train,
                check=False)
         out["auto_seconds"] = time.perf_counter() - t0
         if r.returncode != 0:
@@ -189,7 +192,12 @@ def one_split(name: str, labels: int, seed: int, auto_only: bool = False) -> dic
             out[algo] = {"error_rate": error(folder / "m", test, folder),
                          "verdict": verdict_of(r.stderr), "seconds": seconds}
             figures, bound = FIGURES.search(r.stderr), BOUND.search(r.stderr)
-            if figures:  # the check's figures, to weigh other rules against the same fits
+            alone = NO_FOLDS.search(r.stderr)
+            if alone:  # a class of one labeled row: no folds, the unlabeled rows' bound only
+                out[algo].update(n=0.0, folds=0.0, fold_accuracy=float("nan"),
+                                 svm_accuracy=float("nan"), better=0.0, worse=0.0,
+                                 disagreement=float(alone.group(1)))
+            elif figures:  # the check's figures, to weigh other rules against the same fits
                 out[algo].update(zip(("n", "folds", "fold_accuracy", "svm_accuracy",
                                       "better", "worse", "disagreement"),
                                      (None if v is None else float(v)
@@ -204,6 +212,26 @@ def one_split(name: str, labels: int, seed: int, auto_only: bool = False) -> dic
             if took:
                 out[algo]["check_seconds"] = float(took.group(1))
     return out
+
+
+def judged(f: dict) -> tuple[str | None, float | None]:
+    """(verdict, upper bound) of a checked fit by the rule in the code now
+    (:class:`ssl_svm.selection.stats.Comparison`), from the figures its check printed: the
+    same arithmetic the command runs, so a rule can be re-judged on fits measured before it
+    (the JSON keeps what the command said, ``verdict`` and ``bound``)."""
+    from ssl_svm.selection.stats import Comparison, Coverage
+
+    if "n" not in f:
+        return f.get("verdict"), f.get("bound")
+    n, dis = int(f["n"]), f["disagreement"]
+    cover = None
+    if dis is not None:  # only whether the held-out rows stand for the unlabeled ones counts
+        cover = Coverage(dis if f["represented"] else 0.0, n, dis, 1000,
+                         0.0 if f["represented"] else -100.0)
+        assert cover.represented == f["represented"]
+    c = Comparison("x", int(f["folds"]), n, f["fold_accuracy"], f["svm_accuracy"], 0.0, 50.0,
+                   int(f["better"]), int(f["worse"]), coverage=cover)
+    return c.verdict, c.upper_bound
 
 
 def truth(loss: float) -> str:
@@ -224,13 +252,14 @@ def summary(results: list[dict], title: str = "") -> str:
             if "error_rate" not in f:
                 continue
             loss = f["error_rate"] - r["svm"]
-            table[f["verdict"], truth(loss)] += 1
-            if "bound" in f:
+            verdict, bound = judged(f)
+            table[verdict, truth(loss)] += 1
+            if bound is not None:
                 bounded += 1
-                covered += f["bound"] >= loss
-            if f["verdict"] == "no harm" and loss > 2.0:
+                covered += bound >= loss
+            if verdict == "no harm" and loss > 2.0:
                 misses.append(f"{r['set']} l={r['labels']} s={r['seed']} {algo} "
-                              f"{loss:+.1f} (bound {f.get('bound')})")
+                              f"{loss:+.1f} (bound {bound:.1f})")
     fits = sum(table.values())
     lines.append("| verdict | harmful | neutral | helpful | all |")
     lines.append("|---|---|---|---|---|")
@@ -308,13 +337,15 @@ def main(argv=None) -> int:
                     help="print the tables of earlier runs' --json files and stop")
     ap.add_argument("--auto-only", action="store_true", help="no check runs (a before/after "
                     "comparison of the selection alone)")
+    ap.add_argument("--auto-args", default="", help="more arguments of ssl-tune -a auto "
+                    "(e.g. '-G svm.lambda=auto'), space-separated: another selection tried")
     a = ap.parse_args(argv)
     if a.tables:
         print(tables([r for f in a.tables for r in json.loads(Path(f).read_text())]))
         return 0
     sets = (a.sets.split(",") if a.sets else
             list({"tune": TUNE, "report": REPORT, "all": SETS}[a.half]))
-    cases = [(s, int(n), seed, a.auto_only) for s in sets
+    cases = [(s, int(n), seed, a.auto_only, tuple(a.auto_args.split())) for s in sets
              for n in a.labels.split(",") for seed in range(a.draws)]
     results = []
     with concurrent.futures.ProcessPoolExecutor(a.jobs) as pool:

@@ -6,9 +6,15 @@ The classes here are split by a vertical line that runs *through* the dense regi
 the unlabeled rows have their gap horizontally. A semi-supervised method that trusts the gap
 puts the boundary in the wrong place. After every semi-supervised fit the estimators
 cross-validate it against the supervised svm on the same folds of the labeled rows
-(``check="auto"``, as ``ssl-train --check auto``) and raise
-:class:`ssl_svm.UnlabeledHurtWarning` when the unlabeled rows likely hurt. The figures of the
-check are in the estimator's ``check_``.
+(``check="auto"``, as ``ssl-train --check auto``) and give one of three verdicts:
+
+* **harm** — a one-sided sign test on the held-out rows where the two disagree proves the
+  fit worse (:class:`ssl_svm.UnlabeledHurtWarning`);
+* **no harm** — it cannot be more than 2 points worse (nothing is said);
+* **unverified** — neither; the warning (:class:`ssl_svm.UnverifiedWarning`) says the largest
+  loss the labeled rows cannot rule out.
+
+The verdict and its figures are in the estimator's ``check_``.
 """
 
 import warnings
@@ -29,27 +35,30 @@ y[labeled] = y_true[labeled]
 
 svm = ssl_svm.SVM(unlabeled_label=0).fit(X, y)
 fits = {}
-for est in (ssl_svm.TSVM(unlabeled_label=0), ssl_svm.LapSVM(unlabeled_label=0)):
+for est in (ssl_svm.TSVM(unlabeled_label=0), ssl_svm.LapSVM(unlabeled_label=0),
+            ssl_svm.CheegerRLS(unlabeled_label=0)):
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ssl_svm.UnlabeledHurtWarning)
+        warnings.simplefilter("always", ssl_svm.SSLWarning)
         est.fit(X, y)
     fits[type(est).__name__] = (est, [w for w in caught
-                                      if issubclass(w.category, ssl_svm.UnlabeledHurtWarning)])
+                                      if issubclass(w.category, ssl_svm.SSLWarning)])
 
 # %%
 # What the check said
 # -------------------
-for name, (_, hurt) in fits.items():
-    print(f"{name}: {len(hurt)} UnlabeledHurtWarning")
-    for w in hurt:
-        print("   ", str(w.message)[:160], "...")
+for name, (est, said) in fits.items():
+    c = est.check_
+    print(f"{name}: {c.verdict}, at most {c.upper_bound:.1f} points worse "
+          f"(better on {c.better}, worse on {c.worse} of {c.n} held-out rows)")
+    for w in said:
+        print("   ", w.category.__name__, str(w.message)[:150], "...")
 
 # %%
 # The boundaries
 # --------------
 xx, yy = np.meshgrid(np.linspace(-7, 7, 200), np.linspace(-5.5, 5.5, 200))
 grid = np.c_[xx.ravel(), yy.ravel()]
-fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+fig, axes = plt.subplots(1, 4, figsize=(17, 4))
 for ax, (name, clf) in zip(axes, [("SVM", svm)] + [(k, v[0]) for k, v in fits.items()]):
     f = clf.decision_function(grid).reshape(xx.shape)
     ax.contourf(xx, yy, f > 0, alpha=0.15, cmap="coolwarm")
@@ -57,9 +66,9 @@ for ax, (name, clf) in zip(axes, [("SVM", svm)] + [(k, v[0]) for k, v in fits.it
     ax.scatter(X[:, 0], X[:, 1], s=5, c=np.where(y_true > 0, "tab:red", "tab:blue"), alpha=0.3)
     ax.scatter(X[labeled, 0], X[labeled, 1], s=70, edgecolors="k",
                c=np.where(y[labeled] > 0, "tab:red", "tab:blue"))
-    warned = name != "SVM" and fits[name][1]
+    verdict = "" if name == "SVM" else f"  ({clf.check_.verdict})"
     accuracy = 100 * np.mean(clf.predict(X) == y_true)
-    ax.set_title(f"{name}: {accuracy:.1f} %" + ("  (warned)" if warned else ""))
+    ax.set_title(f"{name}: {accuracy:.1f} %{verdict}")
     ax.set_xticks([])
     ax.set_yticks([])
 fig.suptitle("20 labeled rows (large dots); colour: the true class")

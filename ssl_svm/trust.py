@@ -17,9 +17,9 @@ The verdict (:attr:`ssl_svm.selection.stats.Comparison.verdict`), one of three:
   rejects "the fit is not worse than the svm" at level :data:`~ssl_svm.selection.stats.ALPHA`;
   the only verdict that says "likely worse" (:class:`ssl_svm.UnlabeledHurtWarning`);
 * ``no harm``: the fit cannot be worse than the svm by more than ``MARGIN`` points on the
-  unlabeled rows (they disagree on no more rows than that), or the one-sided 90 % upper bound
-  of its loss on the held-out rows is at most ``MARGIN`` while those rows stand for the
-  unlabeled ones (help proven by the same test the other way is one case of it);
+  unlabeled rows (they disagree on no more rows than that), or the one-sided 95 % upper bound
+  of its loss on the held-out rows is at most ``MARGIN`` while those rows are at least 50 and
+  stand for the unlabeled ones (help proven by the same test the other way is one case);
 * ``unverified``: neither; the check says the largest loss the labeled rows cannot rule out
   (:attr:`~ssl_svm.selection.stats.Comparison.upper_bound`) and what would settle it
   (:class:`ssl_svm.UnverifiedWarning`).
@@ -37,7 +37,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ssl_svm.selection.stats import ALPHA, MARGIN, Comparison, comparison
+from ssl_svm.selection.stats import ALPHA, FOLD_ROWS, MARGIN, Comparison, comparison
 
 if TYPE_CHECKING:
     import numpy as np
@@ -163,7 +163,7 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     import numpy as np
 
     k = folds_for(y, folds)
-    if k == 0:
+    if k == 0 and unlabeled is None:
         return None
     t0 = time.perf_counter()
     run = {n: v for n, v in (run or {}).items() if n != "warm"}
@@ -174,7 +174,9 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
         lab = np.flatnonzero(y != 0)
         rows = unlabeled_sample(y, share, seed) if share < 1.0 else None
         pred = np.zeros(y.size)
-        if rows is None:
+        if k == 0:  # no folds: only the unlabeled rows' disagreement will bound the loss
+            lab = lab[:0]
+        elif rows is None:
             reuse = None
             if algo.rows_reuse and isinstance(getattr(model, "warm", None), dict):
                 reuse = {**model.warm, "seeds": None}
@@ -188,8 +190,9 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
         # whose fit was too slow to be checked then leaves no svm code uncompiled that a
         # second, checked run would compile (and say so)
         with budget.history_free():
-            base = baseline_predictions(X[lab], y[lab], cost[lab], k, seed, params)
-            svm = baseline_fit(X[lab], y[lab], cost[lab], params)
+            base = (baseline_predictions(X[lab], y[lab], cost[lab], k, seed, params) if k
+                    else np.zeros(0))
+            svm = baseline_fit(X[y != 0], y[y != 0], cost[y != 0], params)
             unl_svm = None if unlabeled is None else svm.predict(X[y == 0])
     finally:
         solver_log.setLevel(level)
@@ -212,13 +215,17 @@ def report(c: Comparison, train_name: str | None = "TRAIN") -> None:
             if train_name is not None else
             "compare with ssl_svm.Auto(), or cross_val_score(..., "
             "cv=ssl_svm.SemiSupervisedKFold()), or use ssl_svm.SVM")
-    bound = (f"at most {c.upper_bound:.1f} points worse than the supervised svm (90 % upper "
-             "bound)")
+    if c.bound_from == "folds":
+        source = "95 % upper bound from the held-out rows"
+    else:
+        source = "the share of the unlabeled rows on which they disagree" + (
+            f"; {c.n} held-out rows are too few to bound it" if c.n < FOLD_ROWS else
+            "; the held-out rows do not" if not c.represented else "")
+    bound = f"at most {c.upper_bound:.1f} points worse than the supervised svm ({source})"
     if verdict == "no harm":
         if c.disagreement is not None and c.disagreement <= MARGIN:
-            why = (f"it and the supervised svm disagree on {c.disagreement:.1f} % of the "
-                   f"unlabeled rows, so it is {bound.replace(' (90 % upper bound)', '')} "
-                   "there")
+            why = (f"at most {c.disagreement:.1f} points worse than the supervised svm on the "
+                   "unlabeled rows (the share of them on which they disagree)")
         elif c.help_p <= ALPHA:
             why = f"the unlabeled rows helped (sign test p = {c.help_p:.2g}), {bound}"
         else:
@@ -234,8 +241,7 @@ def report(c: Comparison, train_name: str | None = "TRAIN") -> None:
         return
     message = (f"{a} is unverified against ignoring the unlabeled rows: the labeled rows "
                f"cannot rule out that it is up to {c.upper_bound:.1f} points worse than the "
-               f"supervised svm (90 % upper bound; {figures}); label more rows, or "
-               f"{todo}")
+               f"supervised svm ({source}; {figures}); label more rows, or {todo}")
     warn(message, UnverifiedWarning)
 
 
@@ -285,12 +291,6 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     if F is not None and len(set(m.labels_from_values(F).tolist())) == 1:
         return None  # a one-class fit, already said (training.check_one_class)
     k = folds_for(data.y)
-    if k == 0:
-        skipped = "a class has fewer than 2 labeled rows"
-        log.info("not checked against the supervised svm: %s", skipped)
-        if on_skip is not None:
-            on_skip(skipped)
-        return None
     import numpy as np
 
     unl = data.y == 0
@@ -302,7 +302,7 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     for code, real in (training.codes or {}).items():  # the folds' labels are the internal ones
         labels[restored == real] = code
     c = compare(algo, data.X, data.y, data.cost, params, run, seed=seed, unlabeled=labels,
-                share=check_share(k, fit_seconds) if how == "auto" else 1.0, model=m)
+                share=check_share(k, fit_seconds) if how == "auto" and k else 1.0, model=m)
     report(c, source)
     # not in the model file: whether auto runs depends on the machine's speed, and the same
     # inputs and seed must give the same bytes
