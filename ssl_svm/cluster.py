@@ -1080,7 +1080,7 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     Xl = sp.vstack([p[0] for p in parts], format="csr")
     yl, cl = np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
     k = trust.folds_for(yl)  # 0: only the unlabeled rows' disagreement bounds the loss
-    share = trust.check_share(k, fit_seconds) if how == "auto" and k else 1.0
+    share = trust.check_share(k, fit_seconds, u) if how == "auto" and k else 1.0
     hide, sample = None, None
     if share < 1.0:
         # the rows trust.unlabeled_sample keeps in one process: the same seeded choice over
@@ -1098,11 +1098,16 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     level = solver_log.level
     solver_log.setLevel(logging.ERROR)  # the folds' own iteration remarks are not the user's
     try:
+        from ssl_svm.solvers.host import budget
+
         y, held, base = np.zeros(0), np.zeros(0), np.zeros(0)
         if k:
             y, held = held_out_labels(training, algo, params, k, seed, hide=hide)
-            base = trust.baseline_predictions(Xl, yl, cl, k, seed, params)
-        svm = trust.baseline_fit(Xl, yl, cl, params)
+        with budget.history_free():  # as in one process: the same svm, the same figures
+            svm = trust.baseline_fit(Xl, yl, cl, params)
+            if k:
+                base = trust.baseline_predictions(Xl, yl, cl, k, seed, params,
+                                                  trust.svm_lambda(svm))
         unl_svm = np.concatenate([svm.labels_from_values(
             blocks.call_one(b, "predict_rows", svm.function.W, svm.function.b, r))
             if r.size else np.zeros(0) for b, r in enumerate(unl_rows)])

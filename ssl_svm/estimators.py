@@ -611,12 +611,12 @@ _COMMON_DOC = {
     "max_memory": "memory allowed for n×n matrices, e.g. '2G' or a number of MiB (default: "
                   "half the RAM)",
     "check": "after the fit, cross-validate it and the supervised svm on the same folds of "
-             "the labeled rows and warn (UnlabeledHurtWarning) when the unlabeled rows likely "
-             "hurt, or when the held-out rows do not stand for the unlabeled ones (the fit "
-             "and the svm disagree far more often on the unlabeled rows): 'auto' always, its "
-             "folds on a share of the unlabeled rows (about half the fit's time more), 'cv' "
-             "its folds on every row, 'none' never (as ssl-train --check); the "
-             "result is ``check_`` (None when not run; ``check_.coverage`` the disagreements)",
+             "the labeled rows, compare their labels of the unlabeled rows, and say the "
+             "verdict: harm proven (UnlabeledHurtWarning), no harm (nothing said), or "
+             "unverified with the loss the labeled rows cannot rule out (UnverifiedWarning): "
+             "'auto' always, its folds on a share of the unlabeled rows (about half the fit's "
+             "time more), 'cv' its folds on every row, 'none' never (as ssl-train --check); "
+             "the verdict and its figures are ``check_`` (None when not run)",
 }
 
 
@@ -643,7 +643,9 @@ def _docstring(algo, parameters) -> str:
               "n_iter_, objective_ : int, float",
               "    The solver's iterations and final objective, where it has them.",
               "check_ : Comparison or None",
-              "    The check against the supervised svm (None when it did not run)."]
+              "    The check against the supervised svm (None when it did not run):",
+              "    ``verdict`` ('harm', 'no harm', 'unverified'), ``upper_bound``, the",
+              "    figures (:class:`ssl_svm.selection.stats.Comparison`)."]
     if algo.linear_model:
         lines += ["coef_, intercept_ : ndarray",
                   "    The weights: (1, features) for two classes (positive towards "

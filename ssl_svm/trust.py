@@ -46,12 +46,14 @@ log = logging.getLogger("ssl.fit")
 
 CHECK_FOLDS = 5
 # ssl-train --check auto fits its k folds on every row after a fit shorter than CHECK_SECONDS
-# (at most k such fits), and from there on a seeded 1/(2k) of the unlabeled rows: about half
-# the fit's time, as a fit's time grows at least linearly with its rows (w8a-200 tsvm: a fold
-# on a tenth of them takes 0.09 of the fit). Fewer rows cost the check power (BENCHMARKS.md),
-# so short fits keep them all. Warm-starting the folds from the fit is no check either: it has
-# seen the held-out labels
+# on at most CHECK_ROWS unlabeled rows (at most k such short fits), and otherwise on a seeded
+# 1/(2k) of the unlabeled rows: about half the fit's time, as a fit's time grows at least
+# linearly with its rows (w8a-200 tsvm: a fold on a tenth of them takes 0.09 of the fit).
+# Fewer rows cost the check power (BENCHMARKS.md), so small fits keep them all; a9a-100's
+# tsvm (32,461 unlabeled rows, 0.9 s) on every row made the command 2.9x as long. Warm-
+# starting the folds from the fit is no check either: it has seen the held-out labels
 CHECK_SECONDS = 1.0
+CHECK_ROWS = 5000
 
 def folds_for(y, folds: int = CHECK_FOLDS) -> int:
     """The folds a check of labels y (0 = unlabeled) can have: at most ``folds``, at most the
@@ -65,10 +67,13 @@ def folds_for(y, folds: int = CHECK_FOLDS) -> int:
 
 
 
-def check_share(k: int, fit_seconds: float) -> float:
+def check_share(k: int, fit_seconds: float, unlabeled: int = 0) -> float:
     """The share of the unlabeled rows the k folds of ``--check auto`` fit on after a fit of
-    ``fit_seconds``: 1 below :data:`CHECK_SECONDS`, else 1/(2k) (about half the fit's time)."""
-    return 1.0 if fit_seconds < CHECK_SECONDS else 1.0 / (2 * k)
+    ``fit_seconds`` on ``unlabeled`` unlabeled rows: 1 below :data:`CHECK_SECONDS` and up to
+    :data:`CHECK_ROWS` rows, else 1/(2k) (about half the fit's time)."""
+    if fit_seconds < CHECK_SECONDS and unlabeled <= CHECK_ROWS:
+        return 1.0
+    return 1.0 / (2 * k)
 
 
 def unlabeled_sample(y, share: float, seed: int) -> np.ndarray | None:
@@ -130,20 +135,34 @@ def baseline_fit(X, y, cost, params: dict | None = None):
     return ALGORITHMS["svm"].fit(X, y, cost, baseline_params(params))
 
 
-def baseline_predictions(X, y, cost, k: int, seed: int, params: dict | None = None):
+def svm_lambda(svm) -> float:
+    """The λ the supervised svm of :func:`baseline_fit` chose (λ auto)."""
+    return float(svm.stats["lambda"][0])
+
+
+def baseline_predictions(X, y, cost, k: int, seed: int, params: dict | None = None,
+                         lam: float | None = None):
     """Held-out predictions of the labeled rows X, y by the supervised svm of
-    :func:`baseline_fit`, fitted on the other folds of (k, seed): its λ chosen inside each
-    training part, so that the held-out accuracy is that of the procedure, not of a λ picked
-    on the same folds."""
+    :func:`baseline_fit` fitted on the other folds of (k, seed); ``lam``: its λ in every fold
+    (the one ``ssl-train -a svm`` chose on all the labeled rows: one λ search rather than one
+    per fold, a fifth of the check's time on w8a-200), None to choose it inside each
+    training part."""
     import numpy as np
 
     from ssl_svm.solvers.crossval import stratified_folds
 
     folds = stratified_folds(y, k, seed)
     pred = np.zeros(y.size)
+    from ssl_svm.solvers.registry import ALGORITHMS
+
     for i in range(k):
         test = folds == i
-        pred[test] = baseline_fit(X[~test], y[~test], cost[~test], params).predict(X[test])
+        if lam is None:
+            m = baseline_fit(X[~test], y[~test], cost[~test], params)
+        else:
+            m = ALGORITHMS["svm"].fit(X[~test], y[~test], cost[~test],
+                                      {**baseline_params(params), "lambda": lam})
+        pred[test] = m.predict(X[test])
     return pred
 
 
@@ -190,9 +209,9 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
         # whose fit was too slow to be checked then leaves no svm code uncompiled that a
         # second, checked run would compile (and say so)
         with budget.history_free():
-            base = (baseline_predictions(X[lab], y[lab], cost[lab], k, seed, params) if k
-                    else np.zeros(0))
             svm = baseline_fit(X[y != 0], y[y != 0], cost[y != 0], params)
+            base = (baseline_predictions(X[lab], y[lab], cost[lab], k, seed, params,
+                                         svm_lambda(svm)) if k else np.zeros(0))
             unl_svm = None if unlabeled is None else svm.predict(X[y == 0])
     finally:
         solver_log.setLevel(level)
@@ -276,8 +295,8 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     ``fit_seconds`` without compiling): compare it with the supervised svm (:func:`compare`),
     say the result (:func:`report`); returns it (None when not run). ``how``: ``cv``, folds
     that fit on every row; ``auto``, on the share of the unlabeled rows of
-    :func:`check_share` (from a fit of a second on, about half its time; never skipped for
-    time); ``none`` never.
+    :func:`check_share` (from a fit of a second or of 5,000 unlabeled rows on, about half its
+    time; never skipped for time); ``none`` never.
     Supervised and positive-unlabeled solvers, data without unlabeled rows, and a fit that
     gives every training row one class (said already) are not checked. ``on_skip(reason)``:
     told when a check that was due could not run (the estimators warn); the reason is logged
@@ -302,7 +321,8 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     for code, real in (training.codes or {}).items():  # the folds' labels are the internal ones
         labels[restored == real] = code
     c = compare(algo, data.X, data.y, data.cost, params, run, seed=seed, unlabeled=labels,
-                share=check_share(k, fit_seconds) if how == "auto" and k else 1.0, model=m)
+                share=check_share(k, fit_seconds, int(unl.sum())) if how == "auto" and k
+                else 1.0, model=m)
     report(c, source)
     # not in the model file: whether auto runs depends on the machine's speed, and the same
     # inputs and seed must give the same bytes

@@ -396,19 +396,22 @@ def test_the_check_after_a_cluster_fit_is_the_one_process_check(cluster, tmp):
                tmp / "auto.model", PCMAC, check=0)
     said = [x for x in tune.stderr.splitlines() if "check against the supervised svm" in x]
     assert len(said) == 1 and said[0].split("): ", 1)[1] == line[0].split("): ", 1)[1]
-    # --check auto after a fit of a second or more (a cluster's round trips): the folds fit
-    # on a seeded tenth of the unlabeled rows, the same rows as in one process
+    # --check auto on over 5,000 unlabeled rows: the folds fit on a seeded tenth of them, the
+    # same rows as in one process
     from ssl_svm import trust
     from ssl_svm.formats.svmlight import read_dataset
     from ssl_svm.solvers.registry import ALGORITHMS
 
-    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args[:-3], PCMAC, tmp / "c",
+    lines = PCMAC.read_text().splitlines(keepends=True)
+    big = tmp / "big.svm"
+    big.write_text("".join(lines + [x for x in lines if x.startswith("0 ")] * 11))
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args[:-3], big, tmp / "c",
             check=0)
     said = [x.split("): ", 1)[1] for x in r.stderr.splitlines()
-            if "check against the supervised svm" in x]
-    assert len(said) == 1 and said[0].endswith("the folds' fits used 45 of the 450 unlabeled "
-                                                "rows"), r.stderr
-    data = read_dataset(str(PCMAC))
+            if "check against the supervised svm" in x or "ignoring the unlabeled rows" in x]
+    assert len(said) == 1 and "the folds' fits used 540 of the 5400 unlabeled rows" in said[0], \
+        r.stderr
+    data = read_dataset(str(big))
     algo = ALGORITHMS["tsvm"]
     params = {**algo.defaults(), "lambda": 1e-3}
     m = algo.fit(data.X, data.y, data.cost, params)

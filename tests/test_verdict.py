@@ -43,7 +43,7 @@ def test_a_fit_that_follows_a_gap_the_classes_cut_across_is_proven_worse():
     y = np.zeros(600)
     lab = rng.choice(600, 100, replace=False)
     y[lab] = truth[lab]
-    est, said = _fit(ssl_svm.CheegerRLS(unlabeled_label=0, check="cv"), X, y)
+    est, said = _fit(ssl_svm.CheegerRLS(unlabeled_label=0, check="cv", random_state=0), X, y)
     c = est.check_
     assert c.verdict == "harm" and c.harm_p <= 0.10 and c.worse > c.better
     hurt = [w for w in said if w.category is ssl_svm.UnlabeledHurtWarning]
@@ -63,7 +63,7 @@ def test_a_fit_that_labels_the_unlabeled_rows_as_the_svm_does_is_no_harm():
     y = np.zeros(600)
     lab = rng.choice(600, 40, replace=False)
     y[lab] = truth[lab]
-    est, said = _fit(ssl_svm.LapSVM(unlabeled_label=0, check="cv"), X, y)
+    est, said = _fit(ssl_svm.LapSVM(unlabeled_label=0, check="cv", random_state=0), X, y)
     c = est.check_
     assert c.verdict == "no harm" and c.disagreement == 0.0 and c.upper_bound == 0.0
     assert c.bound_from == "unlabeled"
@@ -83,7 +83,7 @@ def test_a_fit_ten_labels_cannot_judge_is_unverified_with_its_bound():
     X = np.where(truth[:, None] > 0, np.c_[np.cos(t), np.sin(t)],
                  np.c_[1 - np.cos(t), 0.5 - np.sin(t)]) + 0.12 * rng.standard_normal((600, 2))
     y = _labeled(truth, 10, rng)
-    est, said = _fit(ssl_svm.LapSVM(unlabeled_label=0, check="cv"), X, y)
+    est, said = _fit(ssl_svm.LapSVM(unlabeled_label=0, check="cv", random_state=0), X, y)
     c = est.check_
     assert c.verdict == "unverified" and c.n == 10 and c.harm_p > 0.10
     assert c.upper_bound == pytest.approx(c.disagreement) and c.upper_bound > 2.0
