@@ -405,10 +405,8 @@ def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pre
             return cluster.cross_validate(prepared, algo, params, job.folds, job.seed,
                                           on_fold=lambda i, k: log.info("fold %d of %d",
                                                                         i + 1, k)), 0
-        t_fit = time.perf_counter()
-        m = cluster.fit(prepared, algo, params)
-        cluster.check(prepared, algo, params, m, time.perf_counter() - t_fit, job.check,
-                      job.seed, job.train)
+        m = pipeline.train(prepared, pipeline.Request(algo, params, check=job.check,
+                                                      seed=job.seed, source=job.train)).model
         if pred_out is None:
             return m, 0
         try:

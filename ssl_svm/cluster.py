@@ -923,7 +923,9 @@ def run(client, files: list[tuple[str, bool]], zero_based: bool, work, say=log.i
 
 class ClusterTraining:
     """The data of a cluster fit once read: the blocks, the internal class labels, the label
-    codes (:func:`ssl_svm.training.relabel`), the rows and labeled rows."""
+    codes (:func:`ssl_svm.training.relabel`), the rows and labeled rows. The prepared rows of
+    :func:`ssl_svm.pipeline.train` when they are held on a cluster: they fit and check
+    themselves where they are (:meth:`fit`, :meth:`check`)."""
 
     def __init__(self, blocks, classes, codes, rows, n_lab, costs, name):
         self.blocks = blocks
@@ -933,6 +935,15 @@ class ClusterTraining:
         self.n_lab = n_lab
         self.costs = costs
         self.name = name
+
+    def fit(self, algo, params: dict):
+        """:func:`fit` on these rows."""
+        return fit(self, algo, params)
+
+    def check(self, algo, params: dict, m, fit_seconds: float, how: str = "auto",
+              seed: int = 0, source: str | None = "TRAIN"):
+        """:func:`check` on these rows."""
+        return check(self, algo, params, m, fit_seconds, how, seed, source)
 
 
 def prepare(blocks, algo, name: str, unlabeled_label: int = 0) -> ClusterTraining:

@@ -1,8 +1,11 @@
-"""One training run, as ``ssl-train``, ``ssl-tune --out`` and the estimators make it: the fit
-on prepared rows, the check against the supervised svm, and the unlabeled rows' values.
+"""One training run, as ``ssl-train`` (in one process or on a cluster), ``ssl-tune --out``,
+the estimators and ``Auto`` make it: the fit on prepared rows, the check against the
+supervised svm, and the unlabeled rows' values.
 
 The callers differ only in what they ask for, which a :class:`Request` says; the rows come
-prepared (:func:`ssl_svm.training.prepare`), and the result is what each writes or keeps.
+prepared, here (:func:`ssl_svm.training.prepare`) or held elsewhere
+(:class:`ssl_svm.cluster.ClusterTraining`: a cluster's blocks, which fit and check where the
+rows are), and the result is what each writes or keeps.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ def checked_request(rows, request) -> Request:
     from ssl_svm.solvers.models import Model
     from ssl_svm.solvers.registry import Algorithm
 
-    if not isinstance(rows, training.Training):
+    if not isinstance(rows, training.Training) and not is_remote(rows):
         raise TypeError("train(rows, ...): rows must be a ssl_svm.training.Training (from "
                         f"ssl_svm.training.prepare), not {type(rows).__name__}")
     if not isinstance(request, Request):
@@ -111,11 +114,27 @@ def checked_request(rows, request) -> Request:
     return replace(request, params=params)
 
 
-def train(rows: training.Training, request: Request) -> Result:
+def is_remote(rows) -> bool:
+    """Whether ``rows`` are held elsewhere (a cluster's blocks): they fit and check themselves
+    (``rows.fit(algo, params)``, ``rows.check(algo, params, model, seconds, how, seed,
+    source)``)."""
+    from ssl_svm.cluster import ClusterTraining
+
+    return isinstance(rows, ClusterTraining)
+
+
+def train(rows, request: Request) -> Result:
     """Fit ``request.algo`` on ``rows``, check the fit as ``request.check`` says, and return
     the model with what else the request asked for. What is given is checked first
-    (:func:`checked_request`)."""
+    (:func:`checked_request`). Rows held elsewhere (:func:`is_remote`) give no values: their
+    caller writes the unlabeled rows' predictions where they are."""
     request = checked_request(rows, request)
+    if not isinstance(rows, training.Training):  # held elsewhere (checked_request)
+        with WarmClock() as clock:
+            model = rows.fit(request.algo, request.params)
+        checked = rows.check(request.algo, request.params, model, clock.seconds,
+                             request.check, request.seed, request.source)
+        return Result(model, checked, None, clock.seconds)
     with WarmClock() as clock:  # without a first run's compiling: what a fold would take
         model = training.fit(request.algo, rows, request.params, request.run,
                              probability=request.probability, seed=request.seed,
