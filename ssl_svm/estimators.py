@@ -288,10 +288,8 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
             # the classes' own integers inside, as ssl-train has them (same model file); a
             # class 0 takes a positive code meanwhile, 0 marking the unlabeled rows there
             values = [int(v) for v in classes.tolist()]
-            code = 0
-            if 0 in values:
-                code = next(c for c in range(1, len(values) + 2) if c not in values)
-                codes[code] = 0
+            codes = training.class_codes(values)
+            code = next(iter(codes), 0)
             for c, v in zip(classes, values):
                 internal[~unl & equal_labels(y, c)] = v if v != 0 else code
             label_index = {v: i for i, v in enumerate(values)}

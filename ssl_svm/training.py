@@ -67,23 +67,31 @@ def error_at(data, i: int, message: str) -> DataError:
 
 # --------------------------------------------------------------------------- labels
 
+def class_codes(classes) -> dict[int, int]:
+    """{internal code: real label} of integer class labels inside the solvers, where 0 marks
+    the unlabeled rows: every class keeps its own integer, a class 0 takes the smallest
+    positive integer no class uses ({} without a class 0). The one label coder of the
+    commands (:func:`relabel`) and the estimators."""
+    values = {int(v) for v in classes}
+    if 0 not in values:
+        return {}
+    return {next(c for c in range(1, len(values) + 2) if c not in values): 0}
+
+
 def relabel(y, unlabeled_label: int) -> dict[int, int]:
     """Rows labeled ``unlabeled_label`` become unlabeled (0, the solvers' convention), in
-    place; rows labeled 0, then a real class, take the smallest positive integer no row uses.
-    Returns {internal code: real label} for :func:`restore_labels` (empty when the marker is
-    0, the files' convention)."""
+    place; rows labeled 0, then a real class, take :func:`class_codes`' code. Returns
+    {internal code: real label} for :func:`restore_labels` (empty when the marker is 0, the
+    files' convention)."""
     import numpy as np
 
     if unlabeled_label == 0:
         return {}
-    zero = y == 0
-    codes = {}
-    if zero.any():
-        used = set(np.unique(y).astype(int).tolist())
-        code = next(c for c in range(1, len(used) + 2) if c not in used)
-        codes[code] = 0
+    zero, unl = y == 0, y == unlabeled_label
+    codes = class_codes(np.unique(y[~unl]))
+    for code in codes:
         y[zero] = code
-    y[y == unlabeled_label] = 0.0
+    y[unl] = 0.0
     return codes
 
 
