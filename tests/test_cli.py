@@ -212,6 +212,25 @@ def test_unlabeled_label_makes_zero_a_class(tmp):
         "(unlabeled, --unlabeled-label)")
 
 
+def test_the_commands_and_the_estimators_code_a_class_0_alike(tmp):
+    """One label coder (training.class_codes): classes 0, 1, 2 with 3 marking the unlabeled
+    rows (the code a class 0 takes, had the marker been a class) give ssl-train and the
+    estimator the same model file."""
+    import ssl_svm
+
+    train, _ = _digits_012(tmp)
+    lines = [("3" if x.startswith("-1 ") else x.split(" ", 1)[0]) + " " + x.split(" ", 1)[1]
+             for x in train.read_text().splitlines()]
+    (tmp / "m3.svm").write_text("\n".join(lines) + "\n")
+    run("ssl-train", "-a", "svm", "--unlabeled-label", "3", tmp / "m3.svm", tmp / "cli",
+        check=0)
+    X, y = ssl_svm.load_svmlight(str(tmp / "m3.svm"))
+    ssl_svm.SVM(unlabeled_label=3).fit(X, y).save(tmp / "py")
+    cli, py = read_model(str(tmp / "cli")), read_model(str(tmp / "py"))
+    assert sorted(cli.labels) == [0, 1, 2] and cli.labels == py.labels
+    np.testing.assert_array_equal(cli.function.W, py.function.W)
+
+
 def test_keep_comments_carries_row_ids_to_predictions(tmp):
     rows = [f"{'1' if i % 2 else '-1'} 1:{(i % 7) - 3.5} 2:{i % 3} # rec-{i}" for i in range(3000)]
     rows[5] = "1 1:1 2:2"  # a row without a comment
