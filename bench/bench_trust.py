@@ -64,6 +64,7 @@ REPORT = {
 }
 SETS = {**TUNE, **REPORT}
 SEMI = ("tsvm", "lapsvm", "cheeger-rls")
+AS_SAID = False  # --judged-as-said
 MAX_ROWS = 1000
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
        "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -148,18 +149,21 @@ CHECK_SECONDS = re.compile(r"check against the supervised svm \(([0-9.]+) s\)")
 
 
 def verdict_of(stderr: str) -> str | None:
-    """The check's verdict in a command's stderr (None: no check ran)."""
+    """The check's verdict in a command's stderr (None: no check ran). The check before the
+    three verdicts (``--before``) said "likely worse" (read as harm), "may be worse ... the
+    labeled rows cannot tell" (unverified) or its line alone (no harm)."""
     if "is likely worse than ignoring the unlabeled rows" in stderr:
         return "harm"
-    if "is unverified against ignoring the unlabeled rows" in stderr:
+    if ("is unverified against ignoring the unlabeled rows" in stderr
+            or "may be worse than ignoring the unlabeled rows" in stderr):
         return "unverified"
-    if "check against the supervised svm" in stderr and ": no harm:" in stderr:
+    if "check against the supervised svm" in stderr:
         return "no harm"
     return None
 
 
 def one_split(name: str, labels: int, seed: int, auto_only: bool = False,
-              auto_args: tuple = ()) -> dict:
+              auto_args: tuple = (), no_auto: bool = False) -> dict:
     rows = rows_of(name)
     lab = set(draw(rows, labels, seed).tolist())
     with tempfile.TemporaryDirectory() as tmp:
@@ -173,10 +177,12 @@ def one_split(name: str, labels: int, seed: int, auto_only: bool = False,
         sh("ssl-train", "-a", "svm", train, folder / "svm.model")
         out["svm"] = error(folder / "svm.model", test, folder)
         t0 = time.perf_counter()
-        r = sh("ssl-tune", "-q", "-a", "auto", *auto_args, "--out", folder / "auto.model", train,
-               check=False)
+        r = None if no_auto else sh("ssl-tune", "-q", "-a", "auto", *auto_args, "--out",
+                                    folder / "auto.model", train, check=False)
         out["auto_seconds"] = time.perf_counter() - t0
-        if r.returncode != 0:
+        if r is None:
+            out["auto"], out["auto_choice"] = None, "not run"
+        elif r.returncode != 0:
             out["auto"], out["auto_choice"] = None, "refused: " + r.stderr.strip()[-200:]
         else:
             out["auto"] = error(folder / "auto.model", test, folder)
@@ -252,14 +258,14 @@ def summary(results: list[dict], title: str = "") -> str:
             if "error_rate" not in f:
                 continue
             loss = f["error_rate"] - r["svm"]
-            verdict, bound = judged(f)
+            verdict, bound = ((f.get("verdict"), f.get("bound")) if AS_SAID else judged(f))
             table[verdict, truth(loss)] += 1
             if bound is not None:
                 bounded += 1
                 covered += bound >= loss
             if verdict == "no harm" and loss > 2.0:
                 misses.append(f"{r['set']} l={r['labels']} s={r['seed']} {algo} "
-                              f"{loss:+.1f} (bound {bound:.1f})")
+                              f"{loss:+.1f} (bound {'none' if bound is None else f'{bound:.1f}'})")
     fits = sum(table.values())
     lines.append("| verdict | harmful | neutral | helpful | all |")
     lines.append("|---|---|---|---|---|")
@@ -282,6 +288,8 @@ def summary(results: list[dict], title: str = "") -> str:
                  f"({100.0 * covered / max(bounded, 1):.1f} %)")
     lines += [f"  harmful called no harm: {m}" for m in misses]
     ran = [r for r in results if r["auto"] is not None]
+    if not ran:
+        return "\n".join(lines)
     lost = [r for r in ran if r["auto"] > r["svm"] + (2.0 if r["labels"] <= 20 else 1.0)]
     lines.append(f"auto refused {len(results) - len(ran)}; worse than the svm beyond the "
                  f"tolerance on {len(lost)}")
@@ -326,6 +334,7 @@ def tables(results: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
+    global BIN, AS_SAID
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--half", choices=("tune", "report", "all"), default="all")
     ap.add_argument("--labels", default="10,50,100")
@@ -337,15 +346,26 @@ def main(argv=None) -> int:
                     help="print the tables of earlier runs' --json files and stop")
     ap.add_argument("--auto-only", action="store_true", help="no check runs (a before/after "
                     "comparison of the selection alone)")
+    ap.add_argument("--no-auto", action="store_true", help="no ssl-tune -a auto runs (the "
+                    "check alone; e.g. an earlier version's, with --bin)")
+    ap.add_argument("--bin", default=None, help="the folder of the commands to run (default: "
+                    "this Python's)")
+    ap.add_argument("--judged-as-said", action="store_true", help="tables of the verdicts the "
+                    "commands said, not re-judged by the rule in this code (an earlier "
+                    "version's check)")
     ap.add_argument("--auto-args", default="", help="more arguments of ssl-tune -a auto "
                     "(e.g. '-G svm.lambda=auto'), space-separated: another selection tried")
     a = ap.parse_args(argv)
     if a.tables:
+        AS_SAID = a.judged_as_said
         print(tables([r for f in a.tables for r in json.loads(Path(f).read_text())]))
         return 0
     sets = (a.sets.split(",") if a.sets else
             list({"tune": TUNE, "report": REPORT, "all": SETS}[a.half]))
-    cases = [(s, int(n), seed, a.auto_only, tuple(a.auto_args.split())) for s in sets
+    AS_SAID = a.judged_as_said
+    if a.bin:
+        BIN = Path(a.bin)
+    cases = [(s, int(n), seed, a.auto_only, tuple(a.auto_args.split()), a.no_auto) for s in sets
              for n in a.labels.split(",") for seed in range(a.draws)]
     results = []
     with concurrent.futures.ProcessPoolExecutor(a.jobs) as pool:

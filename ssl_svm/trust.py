@@ -145,8 +145,7 @@ def baseline_predictions(X, y, cost, k: int, seed: int, params: dict | None = No
     """Held-out predictions of the labeled rows X, y by the supervised svm of
     :func:`baseline_fit` fitted on the other folds of (k, seed); ``lam``: its λ in every fold
     (the one ``ssl-train -a svm`` chose on all the labeled rows: one λ search rather than one
-    per fold, a fifth of the check's time on w8a-200), None to choose it inside each
-    training part."""
+    per fold), None to choose it inside each training part."""
     import numpy as np
 
     from ssl_svm.solvers.crossval import stratified_folds
