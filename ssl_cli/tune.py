@@ -570,11 +570,12 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
             from ssl_svm import pipeline, trust
 
             algo = ALGORITHMS[result.chosen]
+            rows = for_solver(prepared, algo)
             t0 = time.perf_counter()
             from ssl_svm.solvers.host import budget
 
             with budget.history_free():  # its path from its rows alone, as in the selection
-                made = pipeline.train(for_solver(prepared, algo), pipeline.Request(
+                made = pipeline.train(rows, pipeline.Request(
                     algo, {**params[result.chosen], **result.point}, runs[result.chosen],
                     seed=seed, check="none", source=train))
             if result.check is not None:
@@ -584,8 +585,7 @@ def _tune_many(ctx, names, train, validation_file, grid_specs, folds, metric, n_
             out.write(model_to_text(made.model))
             log.info("trained %s on all %d rows in %.2f s; model written to %s",
                      result.best_line[len("best "):].rsplit(f" {metric}=", 1)[0],
-                     for_solver(prepared, algo).data.n_rows, time.perf_counter() - t0,
-                     out_model)
+                     rows.data.n_rows, time.perf_counter() - t0, out_model)
         outputs.commit()
 
 

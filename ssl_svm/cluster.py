@@ -1068,6 +1068,8 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     import scipy.sparse as sp
 
     from ssl_svm import trust
+    from ssl_svm.solvers import progress
+    from ssl_svm.training import internal_labels
 
     if how == "none" or not algo.uses_unlabeled or algo.positive_unlabeled:
         return None
@@ -1078,12 +1080,10 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     if u == 0:
         return None
     t0 = _time.perf_counter()
-    codes = {real: code for code, real in (training.codes or {}).items()}
-    internal = np.vectorize(lambda v: codes.get(v, v), otypes=[float])
     fn = m.function
-    unl_fit = np.concatenate([internal(m.labels_from_values(
-        blocks.call_one(b, "predict_rows", fn.W, fn.b, r))) if r.size else np.zeros(0)
-        for b, r in enumerate(unl_rows)])
+    unl_fit = internal_labels(np.concatenate([m.labels_from_values(
+        blocks.call_one(b, "predict_rows", fn.W, fn.b, r)) if r.size else np.zeros(0)
+        for b, r in enumerate(unl_rows)]), training.codes)
     if np.unique(unl_fit).size == 1:
         return None  # a one-class fit, said already
     where = blocks.call("labeled_in_view")
@@ -1105,25 +1105,14 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
                                        - starts[b]])
                     for b, r in enumerate(unl_rows)]
             sample = (keep.size, u)
-    solver_log = logging.getLogger("ssl.solver")
-    level = solver_log.level
-    solver_log.setLevel(logging.ERROR)  # the folds' own iteration remarks are not the user's
-    try:
-        from ssl_svm.solvers.host import budget
-
-        y, held, base = np.zeros(0), np.zeros(0), np.zeros(0)
+    with progress.quiet_solvers():  # the folds' own iteration remarks are not the user's
+        y, held = np.zeros(0), np.zeros(0)
         if k:
             y, held = held_out_labels(training, algo, params, k, seed, hide=hide)
-        with budget.history_free():  # as in one process: the same svm, the same figures
-            svm = trust.baseline_fit(Xl, yl, cl, params)
-            if k:
-                base = trust.baseline_predictions(Xl, yl, cl, k, seed, params,
-                                                  trust.svm_lambda(svm))
+        svm, base = trust.baseline(Xl, yl, cl, k, seed, params)
         unl_svm = np.concatenate([svm.labels_from_values(
             blocks.call_one(b, "predict_rows", svm.function.W, svm.function.b, r))
             if r.size else np.zeros(0) for b, r in enumerate(unl_rows)])
-    finally:
-        solver_log.setLevel(level)
     c = trust.comparison(algo.name, k, y, held, base, svm, unl_fit, unl_svm,
                          _time.perf_counter() - t0, sample)
     trust.report(c, source)

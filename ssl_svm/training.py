@@ -95,6 +95,18 @@ def relabel(y, unlabeled_label: int) -> dict[int, int]:
     return codes
 
 
+def internal_labels(labels, codes: dict[int, int]):
+    """Real class labels (a model's predictions) back in the internal codes of
+    :func:`relabel` (a float array): what the solvers' folds predict."""
+    import numpy as np
+
+    labels = np.asarray(labels, dtype=float)
+    coded = labels.copy()
+    for code, real in (codes or {}).items():
+        coded[labels == real] = code
+    return coded
+
+
 def restore_labels(model, codes: dict[int, int]) -> None:
     """The model's class labels back from the internal codes of :func:`relabel`."""
     if codes:

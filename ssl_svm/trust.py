@@ -3,13 +3,13 @@ the same labeled rows, and the verdict the check after a fit says.
 
 Both are cross-validated on the same stratified folds of the labeled rows (the unlabeled rows
 stay in every training part of the semi-supervised solver; the svm sees the labeled rows
-only and chooses its λ inside each training part, as ``ssl-train -a svm`` does on all of
-them). Each labeled row then has two held-out predictions, one per method, and the
-comparison is paired (:mod:`ssl_svm.selection.stats`): it counts the rows only the fit gets
-right (``better``) and the rows only the svm gets right (``worse``). The unlabeled rows add
-one exact figure: the share of them on which the fit and the svm trained on every labeled
-row (``ssl-train -a svm``'s model) disagree, which bounds how much less accurate than that
-svm the fit can be there.
+only, at the λ ``ssl-train -a svm`` chooses on all of them). Each labeled row then has two
+held-out predictions, one per method, and the comparison is paired
+(:mod:`ssl_svm.selection.stats`): it counts the rows only the fit gets right (``better``) and
+the rows only the svm gets right (``worse``). The unlabeled rows add one exact figure: the
+share of them on which the fit and the svm trained on every labeled row (``ssl-train -a
+svm``'s model) disagree, which bounds how much less accurate than that svm the fit can be
+there.
 
 The verdict (:attr:`ssl_svm.selection.stats.Comparison.verdict`), one of three:
 
@@ -55,6 +55,7 @@ CHECK_FOLDS = 5
 CHECK_SECONDS = 1.0
 CHECK_ROWS = 5000
 
+
 def folds_for(y, folds: int = CHECK_FOLDS) -> int:
     """The folds a check of labels y (0 = unlabeled) can have: at most ``folds``, at most the
     smallest class's labeled rows (0 when a class has fewer than 2):
@@ -62,9 +63,6 @@ def folds_for(y, folds: int = CHECK_FOLDS) -> int:
     from ssl_svm.selection.splits import fold_plan
 
     return fold_plan(y, folds)[0]
-
-
-
 
 
 def check_share(k: int, fit_seconds: float, unlabeled: int = 0) -> float:
@@ -135,34 +133,30 @@ def baseline_fit(X, y, cost, params: dict | None = None):
     return ALGORITHMS["svm"].fit(X, y, cost, baseline_params(params))
 
 
-def svm_lambda(svm) -> float:
-    """The λ the supervised svm of :func:`baseline_fit` chose (λ auto)."""
-    return float(svm.stats["lambda"][0])
-
-
-def baseline_predictions(X, y, cost, k: int, seed: int, params: dict | None = None,
-                         lam: float | None = None):
-    """Held-out predictions of the labeled rows X, y by the supervised svm of
-    :func:`baseline_fit` fitted on the other folds of (k, seed); ``lam``: its λ in every fold
-    (the one ``ssl-train -a svm`` chose on all the labeled rows: one λ search rather than one
-    per fold), None to choose it inside each training part."""
+def baseline(X, y, cost, k: int, seed: int, params: dict | None = None):
+    """(the supervised svm of :func:`baseline_fit` on the labeled rows X, y, the held-out
+    predictions of those rows on the folds of (k, seed) by that svm fitted without each fold
+    at the λ it chose: one λ search, not one per fold; none when k is 0). Its fits start on
+    numpy when small, whatever ran before (:func:`ssl_svm.solvers.host.budget.history_free`):
+    a first run whose fit was too slow to be checked then leaves no svm code uncompiled that
+    a second, checked run would compile, and one process and a cluster get the same svm."""
     import numpy as np
 
     from ssl_svm.solvers.crossval import stratified_folds
-
-    folds = stratified_folds(y, k, seed)
-    pred = np.zeros(y.size)
+    from ssl_svm.solvers.host import budget
     from ssl_svm.solvers.registry import ALGORITHMS
 
-    for i in range(k):
-        test = folds == i
-        if lam is None:
-            m = baseline_fit(X[~test], y[~test], cost[~test], params)
-        else:
-            m = ALGORITHMS["svm"].fit(X[~test], y[~test], cost[~test],
-                                      {**baseline_params(params), "lambda": lam})
-        pred[test] = m.predict(X[test])
-    return pred
+    with budget.history_free():
+        svm = baseline_fit(X, y, cost, params)
+        pred = np.zeros(y.size if k else 0)
+        if k:
+            at = {**baseline_params(params), "lambda": float(svm.stats["lambda"][0])}
+            folds = stratified_folds(y, k, seed)
+            for i in range(k):
+                test = folds == i
+                pred[test] = ALGORITHMS["svm"].fit(X[~test], y[~test], cost[~test],
+                                                   at).predict(X[test])
+    return svm, pred
 
 
 def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
@@ -170,9 +164,10 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
             ) -> Comparison | None:
     """Cross-validate ``algo`` with ``params`` on rows X, y (internal labels, 0 = unlabeled)
     and the supervised svm on the labeled rows, on the same folds; None when a class has fewer
-    than 2 labeled rows (no folds). ``unlabeled``: the labels (internal) that ``algo`` fitted
-    on all rows gives the unlabeled rows, in row order; with them the svm fitted on all
-    labeled rows too (:func:`baseline_fit`) and their coverage measured. ``share`` < 1: the
+    than 2 labeled rows (no folds) and ``unlabeled`` is None. ``unlabeled``: the labels
+    (internal) that ``algo`` fitted on all rows gives the unlabeled rows, in row order; with
+    them the svm fitted on all labeled rows labels them too and their coverage is measured
+    (with no folds, that alone). ``share`` < 1: the
     folds' fits take that share of the unlabeled rows (:func:`unlabeled_sample`; the
     held-out rows and their folds are the same). ``model``: ``algo``'s fit on these rows; when
     the folds fit on every row and ``algo`` has
@@ -183,38 +178,27 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     k = folds_for(y, folds)
     if k == 0 and unlabeled is None:
         return None
+    from ssl_svm.solvers import progress
+
     t0 = time.perf_counter()
     run = {n: v for n, v in (run or {}).items() if n != "warm"}
-    solver_log = logging.getLogger("ssl.solver")
-    level = solver_log.level
-    solver_log.setLevel(logging.ERROR)  # the folds' own iteration remarks are not the user's
-    try:
-        lab = np.flatnonzero(y != 0)
-        rows = unlabeled_sample(y, share, seed) if share < 1.0 else None
-        pred = np.zeros(y.size)
-        if k == 0:  # no folds: only the unlabeled rows' disagreement will bound the loss
-            lab = lab[:0]
-        elif rows is None:
+    lab = np.flatnonzero(y != 0)
+    rows = unlabeled_sample(y, share, seed) if share < 1.0 else None
+    pred = np.zeros(y.size)
+    with progress.quiet_solvers():  # the folds' own iteration remarks are not the user's
+        # no folds (k = 0): only the unlabeled rows' disagreement will bound the loss
+        if k and rows is None:
             reuse = None
             if algo.rows_reuse and isinstance(getattr(model, "warm", None), dict):
                 reuse = {**model.warm, "seeds": None}
             pred = held_out_predictions(algo.fit, X, y, cost, params, k, seed, run, reuse)
-        else:  # the labeled rows keep their order, so their folds are the same
+        elif k:  # the labeled rows keep their order, so their folds are the same
             pred[rows] = held_out_predictions(algo.fit, X[rows], y[rows], cost[rows], params,
                                               k, seed, run)
-        from ssl_svm.solvers.host import budget
-
-        # the baseline's fits start on numpy when small, whatever ran before: a first run
-        # whose fit was too slow to be checked then leaves no svm code uncompiled that a
-        # second, checked run would compile (and say so)
-        with budget.history_free():
-            svm = baseline_fit(X[y != 0], y[y != 0], cost[y != 0], params)
-            base = (baseline_predictions(X[lab], y[lab], cost[lab], k, seed, params,
-                                         svm_lambda(svm)) if k else np.zeros(0))
-            unl_svm = None if unlabeled is None else svm.predict(X[y == 0])
-    finally:
-        solver_log.setLevel(level)
-    return comparison(algo.name, k, y[lab], pred[lab], base, svm, unlabeled, unl_svm,
+        svm, base = baseline(X[lab], y[lab], cost[lab], k, seed, params)
+        unl_svm = None if unlabeled is None else svm.predict(X[y == 0])
+    held = lab if k else lab[:0]
+    return comparison(algo.name, k, y[held], pred[held], base, svm, unlabeled, unl_svm,
                       time.perf_counter() - t0,
                       None if rows is None else (rows.size - lab.size, y.size - lab.size))
 
@@ -303,22 +287,18 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     data = training.data
     if not may_check(algo, data.y, how):
         return None
-    from ssl_svm.training import training_values
+    from ssl_svm.training import internal_labels, training_values
 
     F = training_values(algo, m, data.X)
     if F is not None and len(set(m.labels_from_values(F).tolist())) == 1:
         return None  # a one-class fit, already said (training.check_one_class)
     k = folds_for(data.y)
-    import numpy as np
-
     unl = data.y == 0
     # the model's function, not the solver's transductive values (the TV family's cut): what
     # a new row, and ssl-predict, gets
-    labels = m.labels_from_values(m.decision_function(data.X[unl]))
-    labels = np.asarray(labels, dtype=float)
-    restored = labels.copy()
-    for code, real in (training.codes or {}).items():  # the folds' labels are the internal ones
-        labels[restored == real] = code
+    # in the internal codes, as the folds' labels are
+    labels = internal_labels(m.labels_from_values(m.decision_function(data.X[unl])),
+                             training.codes)
     c = compare(algo, data.X, data.y, data.cost, params, run, seed=seed, unlabeled=labels,
                 share=check_share(k, fit_seconds, int(unl.sum())) if how == "auto" and k
                 else 1.0, model=m)
