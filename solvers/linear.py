@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ssl_svm.solvers import backend as backends
 from ssl_svm.solvers import linalg_numpy, progress
 from ssl_svm.solvers.host import budget, numba_start
 from ssl_svm.solvers.multiclass import nth_seed, one_vs_rest
 from ssl_svm.solvers.params import NUMPY_WORK, SOLVER_PARAMS
-from ssl_svm.solvers.registry import ALGORITHMS
 
 # units of work (stored values + rows + columns, per CG iteration) between two looks at the
 # clock during one CG solve: about a second on one core
@@ -595,21 +595,18 @@ def resolve_lambda(fit, X, y, cost, params: dict, name: str,
 
 
 def _fit(name, solve):
-    def fit(X, y, cost, params, warm=None):
+    def fit(X, y, cost, params, warm=None, backend=None):
         """Train; ``warm`` = the ``model.warm`` of a fit on the same rows with another λ
         (seeds each binary problem's w̃: a warm start along the regularisation path); λ None
-        (auto): :func:`choose_lambda`."""
+        (auto): :func:`choose_lambda`. ``backend``: a :class:`solvers.backend.Backend` or the
+        name of one (auto when None: :func:`solvers.backend.backend`)."""
         t0 = time.perf_counter()
         X = _csr(X)
         given = params
+        small = backends.backend(name, X.shape[0], X.nnz, {"backend": backend}).numpy
         params, lam_auto = resolve_lambda(fit, X, y, cost, params, name)
         bias = params["bias"]
         seeds: list = []
-        # numpy while numba is not running in this process (the compiled parser of a large
-        # file, an earlier fit or a -j worker has paid its start); what starts it follows from
-        # a command's inputs and options, so the same command still gives the same bytes (the
-        # library asks for the numpy start always: budget.history_free)
-        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not budget.numba_started_before()
 
         def binary(Y, tag):
             C = class_costs(Y, cost, params["cost_positive"], params["cost_negative"])

@@ -233,12 +233,9 @@ _LAP_NEIGHBORS = replace(
 
 MFN_ITER_MAX = 1000  # Newton steps of L2-SVM-MFN (SVMlin: 50, too few on badly scaled data)
 CG_ITER_MAX = 10000  # SVMlin: CG iterations of one CGLS solve
-# svm, rls, tsvm and da fits on at most this many stored values begin on numpy
-# (solvers.linalg_numpy, solvers.s3vm_numpy; the registry's numpy_nnz) unless numba already
-# runs in the process, and move to numba after NUMPY_WORK units of CG work, over all of a
-# fit's solves (solvers.linear.Routines): numba's start-up costs ~0.3 s, about what numpy
-# takes for that much work (1.5-2.5 ns a unit on a9a, w8a, pcmac, rcv1, mnist38).
-NUMPY_NNZ = 100_000
+# a fit begun on numpy (solvers.backend) moves to numba after NUMPY_WORK units of CG work,
+# over all of a fit's solves (solvers.linear.Routines): numba's start-up costs ~0.3 s, about
+# what numpy takes for that much work (1.5-2.5 ns a unit on a9a, w8a, pcmac, rcv1, mnist38).
 NUMPY_WORK = 100_000_000
 EARLY_STOPS = ("stability", "validation", "mixed", "none")
 

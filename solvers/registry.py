@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ssl_svm.solvers.params import NUMPY_NNZ, SOLVER_PARAMS, Param
+from ssl_svm.solvers.params import SOLVER_PARAMS, Param
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class Algorithm:
     uses_unlabeled: bool
     svmlin_code: int | None = None  # SVMlin's -A number
     # keyword arguments fit() also takes: "validation" = (X, y) of a labeled validation file,
-    # "max_memory" = bytes allowed for n×n matrices, "negatives_as_unlabeled" = bool
+    # "max_memory" = bytes allowed for n×n matrices, "negatives_as_unlabeled" = bool,
+    # "backend" = solvers.backend.Backend or its name (the solvers with a numpy path)
     run_options: tuple[str, ...] = ()
     # learns from labeled positives (+1) and unlabeled rows (0) only
     positive_unlabeled: bool = False
@@ -53,20 +54,12 @@ class Algorithm:
     # labels, reuses what depends on the rows alone (the graph and the kernel matrix) and
     # nothing the labels made: the check's folds hide their labels instead of dropping rows
     rows_reuse: bool = False
-    # fits on at most this many stored values (of the X passed to fit) begin on numpy and start
-    # numba only if they turn out to need it (solvers.linear.Routines): its start-up (~0.3 s)
-    # costs more than a whole small solve
-    numpy_nnz: int = 0
 
     @property
     def fit(self) -> Callable:
         """The solver's fit, its result checked: a model that is not finite is an error."""
         module, name = self.fit_ref.split(":")
         return _checked(getattr(importlib.import_module(module), name))
-
-    def starts_on_numpy(self, nnz: int) -> bool:
-        """Whether a fit on ``nnz`` stored values begins without numba."""
-        return nnz <= self.numpy_nnz
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -91,18 +84,18 @@ ALGORITHMS: dict[str, Algorithm] = {
         Algorithm("rls", "regularised least squares on the labeled rows (one CGLS solve)",
                   SOLVER_PARAMS["rls"], "ssl_svm.solvers.linear:fit_rls",
                   uses_unlabeled=False, svmlin_code=0, linear_model=True,
-                  warm_path="lambda", numpy_nnz=NUMPY_NNZ),
+                  warm_path="lambda", run_options=("backend",)),
         Algorithm("svm", "L2-SVM (squared hinge) by modified finite Newton, SVMlin's L2-SVM-MFN",
                   SOLVER_PARAMS["svm"], "ssl_svm.solvers.linear:fit_svm",
                   uses_unlabeled=False, svmlin_code=1, linear_model=True,
-                  warm_path="lambda", numpy_nnz=NUMPY_NNZ),
+                  warm_path="lambda", run_options=("backend",)),
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
                   SOLVER_PARAMS["tsvm"], "ssl_svm.solvers.s3vm:fit_tsvm", uses_unlabeled=True,
                   svmlin_code=2, linear_model=True,
-                  warm_path="lambda", numpy_nnz=NUMPY_NNZ),
+                  warm_path="lambda", run_options=("backend",)),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
                   SOLVER_PARAMS["da"], "ssl_svm.solvers.s3vm:fit_da", uses_unlabeled=True,
-                  svmlin_code=3, linear_model=True, numpy_nnz=NUMPY_NNZ),
+                  svmlin_code=3, linear_model=True, run_options=("backend",)),
         Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
                   "1/2 [Σ_labeled c·max(0, 1 - y f)² + γ_A αᵀKα + γ_I fᵀL^p f] over f = Kα "
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "

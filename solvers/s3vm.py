@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ssl_svm.solvers import backend as backends
 from ssl_svm.solvers import linalg_numpy, s3vm_numpy
 from ssl_svm.solvers.errors import ProblemError
-from ssl_svm.solvers.host import budget
 from ssl_svm.solvers.linear import Routines, _csr, fit_svm, l2svm_mfn, resolve_lambda
 from ssl_svm.solvers.multiclass import class_labels, nth_seed, one_vs_rest
 from ssl_svm.solvers.params import DA_LAMBDAS, LOPSIDED, SOLVER_PARAMS
-from ssl_svm.solvers.registry import ALGORITHMS
 
 log = logging.getLogger("ssl.solver.s3vm")
 
@@ -466,11 +465,12 @@ def da_lambda_auto(fit_at, tag: str = ""):
 # --------------------------------------------------------------------------- registry glue
 
 def _fit(name, solve):
-    def fit(X, y, cost, params, warm=None):
+    def fit(X, y, cost, params, warm=None, backend=None):
         """Train; ``warm`` = the ``model.warm`` of a fit on the same rows with another λ
-        (tsvm only: see :func:`tsvm_binary`)."""
+        (tsvm only: see :func:`tsvm_binary`); ``backend`` as :func:`solvers.linear.fit_svm`'s."""
         t0 = time.perf_counter()
         X = _csr(X)
+        small = backends.backend(name, X.shape[0], X.nnz, {"backend": backend}).numpy
         given = params
         da_auto = name == "da" and params["lambda"] is None
         lam_auto = None
@@ -495,8 +495,6 @@ def _fit(name, solve):
 
         seeds: list = []
         lams: list = []
-        # numpy while numba is not running in this process (solvers.linear.fit_svm's rule)
-        small = ALGORITHMS[name].starts_on_numpy(X.nnz) and not budget.numba_started_before()
 
         def binary(Y, tag):
             w0 = nth_seed(warm, len(seeds))

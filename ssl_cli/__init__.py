@@ -18,3 +18,5 @@ from ssl_svm.solvers.host import pools as _pools  # noqa: E402
 # and OpenBLAS read the environment (ssl_svm.solvers.runtime says why). The commands own their
 # process; the library (import ssl_svm) leaves its host's environment alone.
 _pools.configure()
+# numpy's f2py and testing, which scipy's import touches and no command uses, load only if used
+_process.defer_unused_imports()

@@ -107,11 +107,12 @@ def _load_solver(algo) -> None:
     """Import ``algo``'s module and, unless it starts numba only when a fit needs it (the
     linear solvers: small fits run on numpy alone), numba's thread pool; numba's first use
     (here or in the fit) holds SIGINT and SIGTERM and says when it compiles."""
+    from ssl_svm.solvers import backend as backends
     from ssl_svm.solvers.host import numba_start
 
     numba_start.set_start(guard=process.deferred_signals, label=algo.name)
     algo.fit  # noqa: B018 -- imports the solver's module
-    if not algo.numpy_nnz:
+    if not backends.has_numpy_path(algo.name):
         numba_start.start_numba(what=algo.name)
 
 
@@ -289,6 +290,22 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
             raise DataError(train, str(e)) from None
 
 
+def command_backend(algo, data, run: dict, check: str):
+    """The backend of the command's fit (:func:`ssl_svm.solvers.backend.backend`, told of the
+    check's folds), put in ``run`` for the solvers that take one. When the check's folds are
+    why it is numba, the command's other fits (λ auto's) start on numba too: it runs anyway."""
+    from ssl_svm.solvers import backend as backends
+    from ssl_svm.solvers.host import budget
+
+    folds = trust.expected_folds(algo, data.y, check)
+    be = backends.backend(algo.name, data.X.shape[0], data.X.nnz, {"checked_folds": folds})
+    if "backend" in algo.run_options:
+        run["backend"] = be
+        if not be.numpy and backends.backend(algo.name, data.X.shape[0], data.X.nnz).numpy:
+            budget.numpy_start_over()
+    return be
+
+
 def _train_run(job: Job, algo, params, run, log, outputs, model_out, pred_out):
     from ssl_svm.formats.model_file import model_to_text, read_model
     from ssl_svm.formats.predictions import format_lines
@@ -300,7 +317,9 @@ def _train_run(job: Job, algo, params, run, log, outputs, model_out, pred_out):
                              keep_unlabeled=pred_out is not None)
     data, codes, classes = prepared.data, prepared.codes, prepared.classes
     n_lab = int(prepared.labeled.sum())
-    log.info("%s: %s", algo.name, " ".join(f"{k}={fmt(v)}" for k, v in params.items()))
+    be = command_backend(algo, data, run, job.check if job.folds is None else "none")
+    log.info("%s: %s backend=%s", algo.name,
+             " ".join(f"{k}={fmt(v)}" for k, v in params.items()), be.describe())
     log.info("%d labeled rows, classes %s%s", n_lab,
              " ".join(str(codes.get(c, c)) for c in classes),
              " (one-vs-rest)" if len(classes) > 2 else "")
@@ -324,7 +343,6 @@ def _train_run(job: Job, algo, params, run, log, outputs, model_out, pred_out):
         log.info("read %s: %d validation rows", job.validation_file,
                  run["validation"][0].shape[0])
     init = read_model(job.init_model) if job.init_model is not None else None
-    trust.expect_check(algo, data.y, job.check)
     result = pipeline.train(prepared, pipeline.Request(
         algo, params, run, probability=job.probability, seed=job.seed, init=init,
         init_source=job.init_model or "", check=job.check, source=job.train,

@@ -259,17 +259,12 @@ def may_check(algo, y, how: str = "auto") -> bool:
             and bool((y == 0).any()))
 
 
-def expect_check(algo, y, how: str = "auto") -> None:
-    """Before a command's fit that :func:`check_fit` will likely check: its fits start on
-    numba. A small fit alone begins on numpy (:class:`ssl_svm.solvers.linear.Routines`:
-    numba's start costs more than it), but the fit and its check's folds together do not (the
-    sample file's tsvm and da with their checks: 2.64 and 2.87 s begun on numpy, 2.26 and
-    2.59 s on numba). It depends on the command's inputs and options only, so the same
+def expected_folds(algo, y, how: str = "auto") -> int:
+    """The folds of the check :func:`check_fit` will likely run after a fit of ``algo`` on
+    labels ``y`` (internal codes, 0 = unlabeled); 0 when it will not. It depends on the
+    inputs and options only (:func:`ssl_svm.solvers.backend.backend` takes it), so the same
     command still writes the same bytes."""
-    if may_check(algo, y, how) and folds_for(y) > 0:
-        from ssl_svm.solvers.host import budget
-
-        budget.numpy_start_over()
+    return folds_for(y) if may_check(algo, y, how) else 0
 
 
 def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str = "auto", *,

@@ -369,17 +369,6 @@ def test_a_commands_fits_share_one_numpy_budget(monkeypatch, caplog):
     np.testing.assert_array_equal(third.w, first.w)  # the same path: numpy, then numba
 
 
-def test_small_fits_begin_on_numpy():
-    from ssl_svm.solvers.params import NUMPY_NNZ
-    from ssl_svm.solvers.registry import ALGORITHMS
-
-    for name in ("svm", "rls", "tsvm", "da"):
-        assert ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ)
-        assert not ALGORITHMS[name].starts_on_numpy(NUMPY_NNZ + 1)
-    for name in ("usmo", "lapsvm"):
-        assert not ALGORITHMS[name].starts_on_numpy(1)
-
-
 def test_svm_truncated_steps_reach_the_optimum_on_raw_pixels():
     """300 rows of mnist38's raw pixels (0-255), C = 1: -a svm's truncated Newton steps
     crawled (line-search steps ~1e-5) for all 1000 Newton steps, 15x above the optimum; they

@@ -1,0 +1,101 @@
+"""Which implementation a fit runs on, decided once before it starts (:func:`backend`).
+
+Two backends compute the same fits (the same predictions; objectives equal up to the order of
+sums, tested per solver):
+
+* ``numpy``: whole-array numpy and scipy operations, nothing compiled. Per iteration a few dozen
+  C loops instead of one compiled loop (2-6x slower per CG iteration), but nothing to start.
+* ``numba``: compiled loops on every core. numba's start costs a process about half a second
+  before any work (its import, its compiler target's set-up, each cached function's load),
+  more than a whole small fit takes on numpy.
+
+So a small fit of a solver that has a numpy path starts on numpy, unless numba already runs in
+the process (a command: a large file's compiled parser, a ``-j`` worker; the library's fits
+ignore that, :func:`ssl_svm.solvers.host.budget.history_free`, so that a call's result does not
+depend on what its host ran before), or a command will check the fit by cross-validation
+(``tsvm`` and ``da``: the fit and its folds together outlast numba's start). A numpy fit still
+moves to numba for good once its work outgrows numba's start
+(:class:`ssl_svm.solvers.linear.Routines`), counting work, not seconds, so that the same
+inputs give the same bytes. The kernel and graph solvers (``lapsvm``, ``laprls``, the TV family
+and ``usmo``) have no numpy path yet and run on numba.
+
+Imports no numerical library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+NUMPY = "numpy"
+NUMBA = "numba"
+CHOICES = ("auto", NUMPY, NUMBA)
+
+# solvers with a numpy path, and the stored values of X up to which a fit starts on it: numba's
+# start (~0.3-0.5 s) is about what numpy takes for 10⁸ units of CG work (1.5-2.5 ns a unit on
+# a9a, w8a, pcmac, rcv1, mnist38), which a fit on 10⁵ values rarely reaches
+NUMPY_NNZ = 100_000
+NUMPY_PATHS = {"svm": NUMPY_NNZ, "rls": NUMPY_NNZ, "tsvm": NUMPY_NNZ, "da": NUMPY_NNZ}
+# solvers whose fit a command's check repeats in k folds from scratch (no reuse of the fit):
+# together they outlast numba's start (the sample file's tsvm with its check: 1.3 s begun on
+# numba, 1.8 s on numpy, where the numpy budget runs out in the third fold)
+CHECK_ON_NUMBA = ("tsvm", "da")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A fit's backend: ``name`` (:data:`NUMPY` or :data:`NUMBA`) and why it was chosen."""
+
+    name: str
+    reason: str
+
+    @property
+    def numpy(self) -> bool:
+        return self.name == NUMPY
+
+    def __str__(self) -> str:
+        return self.name
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.reason})"
+
+
+def has_numpy_path(algo: str) -> bool:
+    """Whether solver ``algo`` has a numpy path."""
+    return algo in NUMPY_PATHS
+
+
+def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> Backend:
+    """The backend of a fit of solver ``algo`` on ``rows`` rows with ``nnz`` stored values.
+
+    ``options``: ``"backend"``, the one asked for (``auto``, ``numpy``, ``numba``; numpy for a
+    solver without a numpy path is a ``ValueError``); ``"checked_folds"``, the folds of the
+    cross-validated check a command will run after the fit (0: none). Whether numba already
+    runs in the process counts outside
+    :func:`~ssl_svm.solvers.host.budget.history_free` only."""
+    options = options or {}
+    asked = options.get("backend") or "auto"
+    if isinstance(asked, Backend):
+        return asked
+    if asked not in CHOICES:
+        raise ValueError(f"backend must be one of {', '.join(CHOICES)}, not {asked!r}")
+    limit = NUMPY_PATHS.get(algo)
+    if asked == NUMBA:
+        return Backend(NUMBA, "asked for")
+    if asked == NUMPY:
+        if limit is None:
+            raise ValueError(f"{algo} has no numpy path (numpy paths: "
+                             f"{', '.join(NUMPY_PATHS)})")
+        return Backend(NUMPY, "asked for")
+    if limit is None:
+        return Backend(NUMBA, f"{algo} has no numpy path")
+    if nnz > limit:
+        return Backend(NUMBA, f"{nnz:,} stored values, over {limit:,}")
+    from ssl_svm.solvers.host import budget
+
+    if budget.numba_started_before():
+        return Backend(NUMBA, "numba already runs in this process")
+    folds = int(options.get("checked_folds") or 0)
+    if folds and algo in CHECK_ON_NUMBA:
+        return Backend(NUMBA, f"the fit and its check's {folds} folds outlast numba's start")
+    return Backend(NUMPY, f"{nnz:,} stored values, at most {limit:,}: no compiler to start")

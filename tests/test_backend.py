@@ -1,0 +1,93 @@
+"""One backend decision per fit (solvers.backend): what it chooses and why, that the command
+prints it with the parameters, and that both backends give the same fits."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import SAMPLES, run, ssl_train
+
+from ssl_svm.formats.svmlight import read_dataset
+from ssl_svm.solvers import backend as backends
+from ssl_svm.solvers.host import budget
+from ssl_svm.solvers.registry import ALGORITHMS
+
+
+def test_the_decision_from_size_solver_and_options():
+    limit = backends.NUMPY_NNZ
+    with budget.history_free():  # numba runs in this process: the library ignores that
+        for name in ("svm", "rls", "tsvm", "da"):
+            assert backends.backend(name, 500, limit).numpy
+            be = backends.backend(name, 500, limit + 1)
+            assert be.name == "numba" and "over 100,000" in be.reason
+            assert backends.backend(name, 500, 10, {"backend": "numba"}).name == "numba"
+        # a command's check repeats tsvm's and da's fit in its folds: numba pays
+        for name in ("tsvm", "da"):
+            be = backends.backend(name, 500, 10, {"checked_folds": 5})
+            assert be.name == "numba" and "5 folds" in be.reason
+        assert backends.backend("svm", 500, 10, {"checked_folds": 5}).numpy
+        for name in ("lapsvm", "laprls", "usmo", "tvrls", "cheeger-svm"):
+            be = backends.backend(name, 10, 10)
+            assert be.name == "numba" and "no numpy path" in be.reason
+            with pytest.raises(ValueError, match="no numpy path"):
+                backends.backend(name, 10, 10, {"backend": "numpy"})
+        with pytest.raises(ValueError, match="backend must be one of"):
+            backends.backend("svm", 10, 10, {"backend": "gpu"})
+    # a command (outside history_free) whose process runs numba already uses it
+    import numba  # noqa: F401
+
+    be = backends.backend("svm", 500, 10)
+    assert be.name == "numba" and "already runs" in be.reason
+    assert backends.has_numpy_path("tsvm") and not backends.has_numpy_path("lapsvm")
+    assert all(n in ALGORITHMS for n in backends.NUMPY_PATHS)
+
+
+@pytest.mark.parametrize("name", ["svm", "rls", "tsvm", "da"])
+def test_both_backends_give_the_same_fit(name):
+    """The numpy and numba paths: the same predictions, objectives within 1e-9 relative (the
+    sums are taken in another order)."""
+    d = read_dataset(str(SAMPLES / "pcmac.train"))
+    t = read_dataset(str(SAMPLES / "pcmac.test"), n_features=d.X.shape[1])
+    algo = ALGORITHMS[name]
+    params = {**algo.defaults(), "lambda": 0.001}
+    fits = {}
+    with budget.history_free():
+        for be in ("numpy", "numba"):
+            fits[be] = algo.fit(d.X, d.y, np.ones(d.y.size), params, backend=be)
+    a, b = fits["numpy"], fits["numba"]
+    np.testing.assert_array_equal(a.predict(t.X), b.predict(t.X))
+    np.testing.assert_allclose(a.stats["objective"], b.stats["objective"], rtol=1e-9)
+
+
+def test_the_command_prints_its_backend_with_the_parameters(tmp):
+    r = ssl_train("-a", "tsvm", "-W", "0.001", "--check", "none", SAMPLES / "pcmac.train",
+                  tmp / "m")
+    line = next(x for x in r.stderr.splitlines() if x.startswith("tsvm: lambda="))
+    assert line.endswith("backend=numpy (27,345 stored values, at most 100,000: no compiler "
+                         "to start)"), line
+    r = run("ssl-train", "-a", "tsvm", "-W", "0.001", SAMPLES / "pcmac.train", tmp / "m")
+    line = next(x for x in r.stderr.splitlines() if x.startswith("tsvm: lambda="))
+    assert line.endswith("backend=numba (the fit and its check's 5 folds outlast numba's "
+                         "start)"), line
+    r = ssl_train("-a", "lapsvm", SAMPLES / "pcmac.train", tmp / "m")
+    line = next(x for x in r.stderr.splitlines() if x.startswith("lapsvm: kernel="))
+    assert line.endswith("backend=numba (lapsvm has no numpy path)"), line
+
+
+def test_a_small_command_loads_no_numba_nor_numpys_unused_parts(tmp):
+    """A small svm fit never starts numba, and numpy's f2py and testing (which scipy's import
+    touches, 0.1 s) stay unloaded; code that uses them still gets them whole."""
+    code = ("import sys; sys.argv = ['ssl-train', '-q', '-a', 'svm', sys.argv[1], sys.argv[2]]\n"
+            "from ssl_svm.cli.train import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "loaded = sorted(m for m in sys.modules if m.startswith(('numba', "
+            "'numpy.f2py.', 'numpy.testing.', 'unittest')))\n"
+            "assert not loaded, loaded\n"
+            "import numpy.testing\nassert callable(numpy.testing.assert_allclose)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "pcmac.train"),
+                        str(tmp / "m")], capture_output=True, text=True,
+                       env={**os.environ, "SSL_SVM_SERIAL_SECONDS": "0"})
+    assert r.returncode == 0, r.stderr
+    assert (tmp / "m").exists()
