@@ -80,7 +80,83 @@ def parse_buffer(block: bytes, has_label: bool, zero_based: bool, col_limit: int
     Returns labels, costs, row_line (0-based line of each row within the block), indptr,
     indices (0-based, int32), data, nrows, nnz, max_index (-1 if none) and err
     ``[code, line, token_start, token_end, a, b]`` (int64; byte offsets into ``block``).
+    A block in the plain form (:func:`plain_block`) is read by whole-array passes; any other,
+    and any whose values break a rule, line by line (:func:`parse_lines`), which finds the
+    first bad token.
     """
+    if has_label:
+        out = plain_block(block, zero_based, col_limit)
+        if out is not None:
+            return out
+    return parse_lines(block, has_label, zero_based, col_limit)
+
+
+_SEP = rb"[ \t\x0b\x0c\r]"
+_DEC = rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
+# a line of the plain form: an integer label, then index:value pairs, nothing else (no
+# comment, qid, cost, sign on an index, special number, blank line)
+_PLAIN = re.compile(rb"(?:" + _SEP + rb"*[+-]?[0-9]{1,15}(?:" + _SEP + rb"+[0-9]{1,10}:" + _DEC
+                    + rb")*" + _SEP + rb"*\n)*")
+
+
+def plain_block(block: bytes, zero_based: bool, col_limit: int):
+    """:func:`parse_buffer`'s result for a block of labeled lines in the plain form, from
+    whole-array passes (a value costs ~0.2 µs here, 1.5-1.8 µs line by line); None when the
+    block is not in that form or a value breaks a rule (index 0 one-based, indices not
+    increasing, too large, values too large), for :func:`parse_lines` to say where."""
+    if not block or _PLAIN.fullmatch(block) is None:
+        return None
+    raw = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(raw == ord("\n"))
+    colons = np.flatnonzero(raw == ord(":"))
+    nrows = ends.size
+    per_row = np.bincount(np.searchsorted(ends, colons), minlength=nrows)
+    # every token a decimal number (the pattern says so): numpy's text reader converts them
+    # as float() and strtod do (correctly rounded; tested equal on every shared dataset)
+    numbers = np.fromstring(block.replace(b":", b" "), sep=" ")
+    if numbers.size != nrows + 2 * colons.size:
+        return None
+    width = 1 + 2 * per_row
+    first = np.cumsum(width) - width
+    labels = numbers[first]
+    is_label = np.zeros(numbers.size, dtype=bool)
+    is_label[first] = True
+    pairs = numbers[~is_label].reshape(-1, 2)
+    idx = pairs[:, 0]
+    data = pairs[:, 1]
+    indptr = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(per_row, out=indptr[1:])
+    if not zero_based:
+        idx = idx - 1.0
+    step = np.diff(idx)
+    starts = indptr[1:-1]
+    step[starts[(starts > 0) & (starts < idx.size)] - 1] = 1.0  # a row's first index
+    if (idx.size and (idx.min() < 0 or idx.max() > INDEX_MAX - (0 if zero_based else 1)
+                      or np.any(step <= 0)
+                      or not np.all(np.abs(data) <= VALUE_MAX))
+            or np.any(np.abs(labels) > LABEL_MAX)):
+        return None
+    indices = idx.astype(np.int64)
+    max_idx = int(indices.max()) if indices.size else -1
+    if 0 <= col_limit <= max_idx:
+        keep = indices < col_limit
+        rows = np.repeat(np.arange(nrows), per_row)
+        indptr[1:] = np.cumsum(np.bincount(rows[keep], minlength=nrows))
+        indices, data = indices[keep], data[keep]
+    # err on success: the last token's line and span, as the line-by-line parser leaves it
+    last = block[:-1].rsplit(b"\n", 1)[-1]
+    line_start = len(block) - 1 - len(last)
+    body = last.rstrip(b" \t\x0b\x0c\r")
+    tok_start = max(body.rfind(c) for c in (b" ", b"\t", b"\x0b", b"\x0c", b"\r")) + 1
+    err = np.array([OK, nrows - 1, line_start + tok_start, line_start + len(body), 0, 0],
+                   dtype=np.int64)
+    return (labels, np.ones(nrows), np.arange(nrows, dtype=np.int64), indptr,
+            indices.astype(np.int32), np.ascontiguousarray(data), nrows, int(indices.size),
+            max_idx, err)
+
+
+def parse_lines(block: bytes, has_label: bool, zero_based: bool, col_limit: int):
+    """:func:`parse_buffer` line by line: a line-for-line port of ``_parse.parse_buffer``."""
     labels: list[float] = []
     costs: list[float] = []
     row_line: list[int] = []

@@ -16,8 +16,8 @@ depend on what its host ran before), or a command will check the fit by cross-va
 (``tsvm`` and ``da``: the fit and its folds together outlast numba's start). A numpy fit still
 moves to numba for good once its work outgrows numba's start
 (:class:`ssl_svm.solvers.linear.Routines`), counting work, not seconds, so that the same
-inputs give the same bytes. The kernel and graph solvers (``lapsvm``, ``laprls``, the TV family
-and ``usmo``) have no numpy path yet and run on numba.
+inputs give the same bytes. ``lapsvm`` and ``laprls`` have one for their exact form on few
+rows; the TV family and ``usmo`` have none yet and run on numba.
 
 Imports no numerical library.
 """
@@ -31,11 +31,15 @@ NUMPY = "numpy"
 NUMBA = "numba"
 CHOICES = ("auto", NUMPY, NUMBA)
 
-# solvers with a numpy path, and the stored values of X up to which a fit starts on it: numba's
-# start (~0.3-0.5 s) is about what numpy takes for 10⁸ units of CG work (1.5-2.5 ns a unit on
-# a9a, w8a, pcmac, rcv1, mnist38), which a fit on 10⁵ values rarely reaches
+# solvers with a numpy path: up to how many stored values of X (the linear family) or rows
+# (the Laplacian solvers' exact form) a fit starts on it. The linear family: numba's start
+# (~0.3-0.5 s) is about what numpy takes for 10⁸ units of CG work (1.5-2.5 ns a unit on a9a,
+# w8a, pcmac, rcv1, mnist38), which a fit on 10⁵ values rarely reaches.
 NUMPY_NNZ = 100_000
-NUMPY_PATHS = {"svm": NUMPY_NNZ, "rls": NUMPY_NNZ, "tsvm": NUMPY_NNZ, "da": NUMPY_NNZ}
+NUMPY_ROWS = 3000
+NUMPY_PATHS = {"svm": ("stored values", NUMPY_NNZ), "rls": ("stored values", NUMPY_NNZ),
+               "tsvm": ("stored values", NUMPY_NNZ), "da": ("stored values", NUMPY_NNZ),
+               "lapsvm": ("rows", NUMPY_ROWS), "laprls": ("rows", NUMPY_ROWS)}
 # solvers whose fit a command's check repeats in k folds from scratch (no reuse of the fit):
 # together they outlast numba's start (the sample file's tsvm with its check: 1.3 s begun on
 # numba, 1.8 s on numpy, where the numpy budget runs out in the third fold)
@@ -68,29 +72,37 @@ def has_numpy_path(algo: str) -> bool:
 def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> Backend:
     """The backend of a fit of solver ``algo`` on ``rows`` rows with ``nnz`` stored values.
 
-    ``options``: ``"backend"``, the one asked for (``auto``, ``numpy``, ``numba``; numpy for a
-    solver without a numpy path is a ``ValueError``); ``"checked_folds"``, the folds of the
-    cross-validated check a command will run after the fit (0: none). Whether numba already
-    runs in the process counts outside
-    :func:`~ssl_svm.solvers.host.budget.history_free` only."""
+    ``options``: ``"backend"``, the one asked for (``auto``, ``numpy``, ``numba``, or a
+    :class:`Backend`, returned as it is; numpy for what has no numpy path is a
+    ``ValueError``); ``"checked_folds"``, the folds of the cross-validated check a command will
+    run after the fit (0: none); the solver's parameters ``"landmarks"`` and ``"knn"`` (the
+    landmark form and the approximate search run on numba). Whether numba already runs in the
+    process counts outside :func:`~ssl_svm.solvers.host.budget.history_free` only."""
     options = options or {}
     asked = options.get("backend") or "auto"
     if isinstance(asked, Backend):
         return asked
     if asked not in CHOICES:
         raise ValueError(f"backend must be one of {', '.join(CHOICES)}, not {asked!r}")
-    limit = NUMPY_PATHS.get(algo)
+    path = NUMPY_PATHS.get(algo)
+    # parts of a solver that only numba runs: the landmark form, the approximate kNN search
+    only_numba = ("the landmark form" if options.get("landmarks") is not None else
+                  "the approximate neighbour search" if options.get("knn") == "approximate"
+                  else None)
     if asked == NUMBA:
         return Backend(NUMBA, "asked for")
-    if asked == NUMPY:
-        if limit is None:
-            raise ValueError(f"{algo} has no numpy path (numpy paths: "
+    if path is None or only_numba:
+        why = f"{algo} has no numpy path" if path is None else f"{only_numba} runs on numba"
+        if asked == NUMPY:
+            raise ValueError(f"{why}: numpy cannot run it (numpy paths: "
                              f"{', '.join(NUMPY_PATHS)})")
+        return Backend(NUMBA, why)
+    if asked == NUMPY:
         return Backend(NUMPY, "asked for")
-    if limit is None:
-        return Backend(NUMBA, f"{algo} has no numpy path")
-    if nnz > limit:
-        return Backend(NUMBA, f"{nnz:,} stored values, over {limit:,}")
+    unit, limit = path
+    size = nnz if unit == "stored values" else rows
+    if size > limit:
+        return Backend(NUMBA, f"{size:,} {unit}, over {limit:,}")
     from ssl_svm.solvers.host import budget
 
     if budget.numba_started_before():
@@ -98,4 +110,4 @@ def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> B
     folds = int(options.get("checked_folds") or 0)
     if folds and algo in CHECK_ON_NUMBA:
         return Backend(NUMBA, f"the fit and its check's {folds} folds outlast numba's start")
-    return Backend(NUMPY, f"{nnz:,} stored values, at most {limit:,}: no compiler to start")
+    return Backend(NUMPY, f"{size:,} {unit}, at most {limit:,}: no compiler to start")

@@ -18,11 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import prange
 
-from ssl_svm.solvers import ann
 from ssl_svm.solvers.errors import NonFiniteError, ProblemError
-from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import (
     DENSE_COPY_BYTES,
     SAMPLE_ROWS,
@@ -100,9 +97,11 @@ def _knn_search(search: str, X, max_memory: int | None) -> tuple[str, str]:
     return "approximate", why
 
 
-def knn(X, k: int, search: str = "exact", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def knn(X, k: int, search: str = "exact", seed: int = 0, numpy: bool = False
+        ) -> tuple[np.ndarray, np.ndarray]:
     """Indices (n, k) and Euclidean distances (n, k) of each row's k nearest other rows:
     ``search`` exact, or approximate (:func:`ssl_svm.solvers.ann.knn`, seeded by ``seed``).
+    ``numpy``: the exact search's candidate selection by numpy (:func:`smallest`), not numba.
 
     Neighbours are sorted by distance (ties by index). A row is never its own neighbour, but a
     duplicate row is a neighbour at distance 0.
@@ -112,6 +111,8 @@ def knn(X, k: int, search: str = "exact", seed: int = 0) -> tuple[np.ndarray, np
         raise ProblemError(f"a {k}-nearest-neighbour graph needs more than {k} rows "
                            f"(have {n}); give fewer neighbours (-k / --neighbors)")
     if search == "approximate":
+        from ssl_svm.solvers import ann
+
         idx, dist, _ = ann.knn(X.toarray() if sp.issparse(X) else X, k, seed=seed)
         return idx, dist
     Xp = prepare(X)
@@ -135,7 +136,12 @@ def knn(X, k: int, search: str = "exact", seed: int = 0) -> tuple[np.ndarray, np
         # differences: the formula's rounding could otherwise reorder near-ties
         kk = min(n - 1, k + REFINE)
         cand = np.empty((e - s, kk), dtype=np.int64)
-        _smallest(D, cand)
+        if numpy:
+            smallest(D, cand)
+        else:
+            from ssl_svm.solvers import graph_numba
+
+            graph_numba.smallest(D, cand)
         del D
         cd = _exact_sqdist(Xp, np.arange(s, e), cand)
         order = np.lexsort((cand, cd), axis=1)[:, :k]  # by distance, ties by index
@@ -144,34 +150,18 @@ def knn(X, k: int, search: str = "exact", seed: int = 0) -> tuple[np.ndarray, np
     return idx, dist
 
 
-@njit(parallel=True, cache=True)
-def _smallest(D, out):
-    """Column indices of the out.shape[1] smallest entries of every row of D, smallest by
-    (value, index): one pass per row that keeps the current candidates and replaces their
-    largest (the largest index among equal values) when a smaller value comes. About 10×
-    faster than np.argpartition on 60,000-wide rows, and deterministic on ties."""
+def smallest(D: np.ndarray, out: np.ndarray) -> None:
+    """out[r] = column indices of the out.shape[1] smallest entries of row r of D, smallest by
+    (value, index), in no particular order: :func:`ssl_svm.solvers.graph_numba.smallest`'s
+    set, by whole-row numpy passes (a partition for the threshold value, then the entries
+    below it and the first ones equal to it)."""
     kk = out.shape[1]
-    n = D.shape[1]
-    for r in prange(D.shape[0]):
-        row = D[r]
-        vals = np.empty(kk)
-        ids = out[r]
-        for j in range(kk):
-            vals[j] = row[j]
-            ids[j] = j
-        m = 0
-        for j in range(1, kk):
-            if vals[j] >= vals[m]:
-                m = j
-        for j in range(kk, n):
-            v = row[j]
-            if v < vals[m]:
-                vals[m] = v
-                ids[m] = j
-                m = 0
-                for t in range(1, kk):
-                    if vals[t] > vals[m] or (vals[t] == vals[m] and ids[t] > ids[m]):
-                        m = t
+    t = np.partition(D, kk - 1, axis=1)[:, kk - 1:kk]
+    below = D < t
+    need = kk - below.sum(axis=1, keepdims=True)
+    equal = D == t
+    keep = below | (equal & (np.cumsum(equal, axis=1) <= need))
+    out[:] = np.nonzero(keep)[1].reshape(out.shape)
 
 
 def _exact_sqdist(Xp, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
@@ -405,11 +395,11 @@ class Laplacian:
 
 
 def build(X, k: int = 6, weights: str = "heat", width: float | None = None,
-          normalized: bool = True, degree: int = 1, search: str = "exact"
-          ) -> tuple[Laplacian, dict]:
+          normalized: bool = True, degree: int = 1, search: str = "exact",
+          numpy: bool = False) -> tuple[Laplacian, dict]:
     """kNN graph Laplacian of the rows of X and a few statistics (edges, width used); the
-    neighbours by ``search`` (exact or approximate, :func:`knn`)."""
-    idx, dist = knn(X, k, search)
+    neighbours by ``search`` (exact or approximate, :func:`knn`; ``numpy`` as there)."""
+    idx, dist = knn(X, k, search, numpy=numpy)
     W, t = adjacency(idx, dist, weights, width)
     lap = Laplacian.from_weights(W, normalized, degree)
     stats = {"graph_edges": W.nnz // 2, "heat_width": t, "mean_distance": float(np.mean(dist))}

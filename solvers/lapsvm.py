@@ -43,12 +43,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.csgraph
-from numba import prange
 
+from ssl_svm.solvers import backend as backends
 from ssl_svm.solvers import graph as graph_mod
 from ssl_svm.solvers import kernels, progress
 from ssl_svm.solvers.errors import ProblemError
-from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, Model
 from ssl_svm.solvers.multiclass import binary_tasks, nth_seed
@@ -95,95 +94,98 @@ def gradient(K, lap, Y, c, gamma_a, gamma_i, alpha, b, hinge=True):
     return K @ r, float(np.sum(h + gamma_i * Lf))
 
 
-@njit(cache=True)
 def line_search(A, B, Y, c, o, do, hinge):
-    """Exact minimiser t ≥ 0 of φ(t) = A t + B t²/2 + 1/2 Σ_i c_i loss(Y_i, o_i + t do_i).
-
-    Rows with Y_i = 0 carry no loss. φ′ is piecewise linear: with the active set of a piece it
-    is ``S0 + t S1``; walk the breakpoints (where a margin y(o + t do) crosses 1) in increasing
-    order until φ′ changes sign. With ``hinge=False`` (squared loss) there are no breakpoints.
-    """
-    n = Y.size
-    S0 = A
-    S1 = B
-    bps = np.empty(n)
-    who = np.empty(n, np.int64)
-    sgn = np.empty(n)
-    p = 0
-    for i in range(n):
-        y = Y[i]
-        if y == 0.0 or c[i] == 0.0:
-            continue
-        d = do[i]
-        if not hinge:
-            S0 += c[i] * (o[i] - y) * d
-            S1 += c[i] * d * d
-            continue
-        m = y * o[i]
-        s = y * d
-        if m < 1.0 or (m == 1.0 and s < 0.0):
-            S0 += c[i] * (o[i] - y) * d
-            S1 += c[i] * d * d
-            if s > 0.0:  # leaves the active set
-                bps[p] = (1.0 - m) / s
-                who[p] = i
-                sgn[p] = -1.0
-                p += 1
-        elif s < 0.0:  # enters the active set
-            bps[p] = (1.0 - m) / s
-            who[p] = i
-            sgn[p] = 1.0
-            p += 1
+    """Exact minimiser t ≥ 0 of φ(t) = A t + B t²/2 + 1/2 Σ_i c_i loss(Y_i, o_i + t do_i), by
+    whole-array numpy: :func:`ssl_svm.solvers.lapsvm_numba.line_search`'s walk (see there),
+    its sums taken in the same order (cumulative sums), so the same t up to the order of equal
+    breakpoints."""
+    on = (Y != 0.0) & (c != 0.0)
+    grad = c * (o - Y) * do
+    curv = c * do * do
+    if not hinge:
+        active = on
+    else:
+        m = Y * o
+        s = Y * do
+        active = on & ((m < 1.0) | ((m == 1.0) & (s < 0.0)))
+    S0 = _sequential_sum(A, grad[active])
+    S1 = _sequential_sum(B, curv[active])
     if S0 >= 0.0:
         return 0.0
-    order = np.argsort(bps[:p])
-    for j in range(p):
-        k = order[j]
-        if S1 > 0.0 and -S0 / S1 <= bps[k]:
-            return -S0 / S1
-        i = who[k]
-        d = do[i]
-        S0 += sgn[k] * c[i] * (o[i] - Y[i]) * d
-        S1 += sgn[k] * c[i] * d * d
-    if S1 <= 0.0:
-        return bps[order[p - 1]] if p > 0 else 0.0
-    return -S0 / S1
+    if not hinge:
+        return -S0 / S1 if S1 > 0.0 else 0.0
+    moves = (active & (s > 0.0)) | (on & ~active & (s < 0.0))
+    who = np.flatnonzero(moves)
+    if who.size == 0:
+        return -S0 / S1 if S1 > 0.0 else 0.0
+    bps = (1.0 - m[who]) / s[who]
+    sgn = np.where(active[who], -1.0, 1.0)
+    order = np.argsort(bps)
+    k = who[order]
+    # S0, S1 before each breakpoint in turn (cumsum adds left to right, as the loop does)
+    S0s = np.cumsum(np.concatenate(([S0], sgn[order] * grad[k])))
+    S1s = np.cumsum(np.concatenate(([S1], sgn[order] * curv[k])))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = -S0s / S1s
+    stop = np.flatnonzero((S1s[:-1] > 0.0) & (t[:-1] <= bps[order]))
+    if stop.size:
+        return float(t[stop[0]])
+    if S1s[-1] <= 0.0:
+        return float(bps[order[-1]])
+    return float(t[-1])
+
+
+def _sequential_sum(start: float, values: np.ndarray) -> float:
+    """start + values[0] + values[1] + ..., added left to right (a compiled loop's order)."""
+    if values.size == 0:
+        return float(start)
+    return float(np.cumsum(np.concatenate(([start], values)))[-1])
+
+
+def newton_matrix(indptr, indices, data, B, K, cE, gamma_i, gamma_a, H):
+    """H[:n, :n] = γ_I L B + C_E K + γ_A I (L in CSR; B = L^{p-1} K): the numpy backend's
+    :func:`ssl_svm.solvers.lapsvm_numba.newton_matrix`, through n×n temporaries."""
+    n = K.shape[0]
+    L = sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    top = H[:n, :n]
+    np.multiply(cE[:, None], K, out=top)
+    top += (gamma_i * L) @ B
+    top[np.diag_indices(n)] += gamma_a
+
+
+def _nb():
+    """The numba kernels (imported on first use: a numpy fit never loads numba)."""
+    from ssl_svm.solvers import lapsvm_numba
+
+    return lapsvm_numba
+
+
+class _NumpyRoutines:
+    line_search = staticmethod(line_search)
+    newton_matrix = staticmethod(newton_matrix)
+
+
+def routines(numpy: bool):
+    """The exact form's line search and Newton matrix: numpy's (this module's) or numba's
+    (:mod:`ssl_svm.solvers.lapsvm_numba`)."""
+    return _NumpyRoutines if numpy else _nb()
 
 
 # --------------------------------------------------------------------------- solvers
 
-def _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db, Kd):
+def _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db, Kd, ops):
     """Move (α, b) by the exact minimiser t ≥ 0 along (d, db); Kd = K d. Updates α, Kα, f and
-    L^p f in place (no new product with K); returns (t, new b)."""
+    L^p f in place (no new product with K); returns (t, new b). ``ops``: :func:`routines`."""
     df = Kd + db
     Ldf = lap.apply(df)
     A = gamma_a * float(d @ Ka) + gamma_i * float(df @ Lf)
     Bq = gamma_a * float(d @ Kd) + gamma_i * float(df @ Ldf)
-    t = line_search(A, Bq, Y, c, f, df, hinge)
+    t = ops.line_search(A, Bq, Y, c, f, df, hinge)
     alpha += t * d
     Ka += t * Kd
     f += t * df
     Lf += t * Ldf
     return t, b + t * db
-
-
-@njit(cache=True, parallel=True)
-def _newton_matrix(indptr, indices, data, B, K, cE, gamma_i, gamma_a, H):
-    """H[:n, :n] = γ_I L B + C_E K + γ_A I, row by row into H (no n×n temporaries).
-
-    (L in CSR; B = L^{p-1} K, so L B = L^p K.)
-    """
-    n = K.shape[0]
-    for i in prange(n):
-        c = cE[i]
-        for j in range(n):
-            H[i, j] = c * K[i, j]
-        for t in range(indptr[i], indptr[i + 1]):
-            v = gamma_i * data[t]
-            r = indices[t]
-            for j in range(n):
-                H[i, j] += v * B[r, j]
-        H[i, i] += gamma_a
 
 
 @dataclass
@@ -217,9 +219,11 @@ def _start(K, lap, start, n):
 
 
 def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
-           memory_limit=None, tag="", start=None) -> Result:
+           memory_limit=None, tag="", start=None, numpy=False) -> Result:
     """Primal Newton (exact reference, O(n³) per step); ``start`` = (α, b) seeds the first
-    active set (a warm start: same optimum, usually fewer steps)."""
+    active set (a warm start: same optimum, usually fewer steps); ``numpy``: the numpy
+    backend's kernels (:func:`routines`)."""
+    ops = routines(numpy)
     n = K.shape[0]
     nb = n + 1 if bias else n
     # the system matrix, plus two n×n intermediates of L^{p-1} K when p > 1
@@ -239,7 +243,7 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
                       time.perf_counter() - t0)
         cE = np.where(E, c, 0.0)
         H = np.empty((nb, nb))
-        _newton_matrix(L.indptr, L.indices, L.data, B, K, cE, gamma_i, gamma_a, H)
+        ops.newton_matrix(L.indptr, L.indices, L.data, B, K, cE, gamma_i, gamma_a, H)
         rhs = np.zeros(nb)
         rhs[:n] = cE * Y
         if bias:
@@ -255,7 +259,7 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
         d = sol[:n] - alpha
         db = sol[n] - b if bias else 0.0
         t, b = _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db,
-                           K @ d)
+                           K @ d, ops)
         F = _objective(Y, c, gamma_a, gamma_i, alpha, Ka, f, Lf, hinge)
         trace.append((it, F))
         E_new = loss_mask(Y, f, hinge)
@@ -272,11 +276,13 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
 
 def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stability",
         eps=1e-6, max_iter=10000, validation: Validation | None = None, tag="",
-        start=None) -> Result:
+        start=None, numpy=False) -> Result:
     """Preconditioned (by K) nonlinear conjugate gradient with exact line search; ``start`` =
     (α, b) seeds it (a warm start: the early stop then fires sooner). With ``early_stop``
     'none' it stops when the preconditioned gradient norm falls to ``eps`` times its value at
-    α = 0 (the cold start's first gradient, also for a seeded start)."""
+    α = 0 (the cold start's first gradient, also for a seeded start). ``numpy`` as
+    :func:`newton`'s."""
+    ops = routines(numpy)
     n = K.shape[0]
     unl = Y == 0
     if early_stop in ("stability", "mixed") and not unl.any():
@@ -320,7 +326,8 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
     for it in range(1, max_iter + 1):
         progress.beat(log, "iteration %d of at most %d (%.0f s)", it, max_iter,
                       time.perf_counter() - t0)
-        _, b = _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db, Kd)
+        _, b = _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db, Kd,
+                           ops)
         r_new, gb_new = precond_gradient()
         q_new = K @ r_new
         rho_new = float(r_new @ q_new) + gb_new * gb_new
@@ -375,22 +382,6 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
 
 
 # --------------------------------------------------------------------------- landmarks
-
-@njit(parallel=True, cache=True)
-def _csr_times(indptr, indices, data, B, out):
-    """out = A B for A in CSR (indptr, indices, data) and a dense C-ordered B, by rows of A on
-    every thread (scipy's product of a sparse and a dense matrix runs on one)."""
-    c = B.shape[1]
-    for i in prange(out.shape[0]):
-        row = out[i]
-        for j in range(c):
-            row[j] = 0.0
-        for t in range(indptr[i], indptr[i + 1]):
-            v = data[t]
-            src = B[indices[t]]
-            for j in range(c):
-                row[j] += v * src[j]
-
 
 @dataclass
 class LandmarkSystem:
@@ -460,7 +451,7 @@ class LandmarkSystem:
                 e = min(m1, s + step)
                 for _ in range(q):
                     blk = np.ascontiguousarray(A[:, s:e])
-                    _csr_times(L.indptr, L.indices, L.data, blk, tmp[:, :e - s])
+                    _nb().csr_times(L.indptr, L.indices, L.data, blk, tmp[:, :e - s])
                     A[:, s:e] = tmp[:, :e - s]
         if not odd:
             H = A.T @ A
@@ -470,7 +461,7 @@ class LandmarkSystem:
             tmp = np.empty((min(rb, n), m1))
             for s in range(0, n, rb):
                 e = min(n, s + rb)
-                _csr_times(L.indptr[s:e + 1], L.indices, L.data, A, tmp[:e - s])
+                _nb().csr_times(L.indptr[s:e + 1], L.indices, L.data, A, tmp[:e - s])
                 H += A[s:e].T @ tmp[:e - s]
         del A
         G = Tt.T @ (H @ Tt)
@@ -514,71 +505,6 @@ class LandmarkSystem:
 CG_TOLERANCE = 1e-6  # graph stage: each CG solve stops at this relative residual
 
 
-CG_BLOCK = 4096  # rows per partial sum of the CG's dot products (fixed: same sums on any threads)
-
-
-@njit(parallel=True, cache=True)
-def _graph_apply(indptr, indices, data, degree, diag, gamma_i, v, tmp, out):
-    """out = diag ∘ v + γ_I L^p v (L in CSR), p sparse products by rows on every thread; tmp
-    is scratch of v's size."""
-    n = v.size
-    src = v
-    for k in range(degree):
-        dst = out if (degree - k) % 2 == 1 else tmp
-        for i in prange(n):
-            acc = 0.0
-            for t in range(indptr[i], indptr[i + 1]):
-                acc += data[t] * src[indices[t]]
-            dst[i] = acc
-        src = dst
-    for i in prange(n):
-        out[i] = diag[i] * v[i] + gamma_i * out[i]
-
-
-@njit(parallel=True, cache=True)
-def _blocked_dot(a, b, partial):
-    """Σ a_i b_i summed per block of CG_BLOCK rows, then over the blocks in order."""
-    n = a.size
-    nb = partial.size
-    for j in prange(nb):
-        acc = 0.0
-        for i in range(j * CG_BLOCK, min(n, (j + 1) * CG_BLOCK)):
-            acc += a[i] * b[i]
-        partial[j] = acc
-    total = 0.0
-    for j in range(nb):
-        total += partial[j]
-    return total
-
-
-@njit(parallel=True, cache=True)
-def _cg_update(x, r, z, p, q, dinv, a, partial):
-    """x += a p, r -= a q, z = dinv ∘ r in one pass; returns (rᵀz, rᵀr), blocked sums."""
-    n = x.size
-    nb = partial.shape[0]
-    for j in prange(nb):
-        rz = 0.0
-        rr = 0.0
-        for i in range(j * CG_BLOCK, min(n, (j + 1) * CG_BLOCK)):
-            x[i] += a * p[i]
-            r[i] -= a * q[i]
-            z[i] = dinv[i] * r[i]
-            rz += r[i] * z[i]
-            rr += r[i] * r[i]
-        partial[j, 0] = rz
-        partial[j, 1] = rr
-    rz = 0.0
-    rr = 0.0
-    for j in range(nb):
-        rz += partial[j, 0]
-        rr += partial[j, 1]
-    return rz, rr
-
-
-@njit(parallel=True, cache=True)
-def _cg_direction(p, z, beta):
-    for i in prange(p.size):
-        p[i] = z[i] + beta * p[i]
 
 
 def _graph_cg(lap: graph_mod.Laplacian, diag: np.ndarray, gamma_i: float, rhs: np.ndarray,
@@ -590,31 +516,31 @@ def _graph_cg(lap: graph_mod.Laplacian, diag: np.ndarray, gamma_i: float, rhs: n
     (x, iterations)."""
     L = lap.L
     n = rhs.size
-    partial = np.empty(max(1, -(-n // CG_BLOCK)))
+    partial = np.empty(max(1, -(-n // _nb().CG_BLOCK)))
     partial2 = np.empty((partial.size, 2))
-    bnorm = math.sqrt(_blocked_dot(rhs, rhs, partial))
+    bnorm = math.sqrt(_nb().blocked_dot(rhs, rhs, partial))
     if bnorm == 0.0:
         return np.zeros_like(rhs), 0
     tmp = np.empty(n)
     q = np.empty(n)
 
     def apply(v):
-        _graph_apply(L.indptr, L.indices, L.data, lap.degree, diag, gamma_i, v, tmp, q)
+        _nb().graph_apply(L.indptr, L.indices, L.data, lap.degree, diag, gamma_i, v, tmp, q)
         return q
 
     r = rhs - apply(x)
     z = dinv * r
     p = z.copy()
-    rz = _blocked_dot(r, z, partial)
-    rr = _blocked_dot(r, r, partial)
+    rz = _nb().blocked_dot(r, z, partial)
+    rr = _nb().blocked_dot(r, r, partial)
     it = 0
     while it < max_iter and math.sqrt(rr) > tol * bnorm:
         apply(p)
-        pq = _blocked_dot(p, q, partial)
+        pq = _nb().blocked_dot(p, q, partial)
         if pq <= 0.0:
             break
-        rz_new, rr = _cg_update(x, r, z, p, q, dinv, rz / pq, partial2)
-        _cg_direction(p, z, rz_new / rz)
+        rz_new, rr = _nb().cg_update(x, r, z, p, q, dinv, rz / pq, partial2)
+        _nb().cg_direction(p, z, rz_new / rz)
         rz = rz_new
         it += 1
     return x, it
@@ -670,7 +596,7 @@ def graph_newton(lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, hinge=True, m
         Ld = lap.apply(d)
         A = gamma_a * float(f @ d) + gamma_i * float(Lf @ d)
         B = gamma_a * float(d @ d) + gamma_i * float(d @ Ld)
-        t = line_search(A, B, Yl, cl, f[lab], d[lab], hinge)
+        t = _nb().line_search(A, B, Yl, cl, f[lab], d[lab], hinge)
         f += t * d
         Lf += t * Ld
         F = value()
@@ -738,7 +664,7 @@ def landmark_newton(system: LandmarkSystem, Xp, Y, c, gamma_a, gamma_i, bias=Fal
         d = sol - w
         Qd = Q @ d
         dfl = Zl @ d
-        t = line_search(float(w @ Qd), float(d @ Qd), Yl, cl, fl, dfl, hinge)
+        t = _nb().line_search(float(w @ Qd), float(d @ Qd), Yl, cl, fl, dfl, hinge)
         w += t * d
         fl += t * dfl
         F = value()
@@ -785,8 +711,10 @@ def kernel_spec(params: dict, X, graph_stats: dict | None = None, tag: str = "")
 def _fit(name: str):
     hinge = name == "lapsvm"
 
-    def fit(X, y, cost, params, validation=None, max_memory=None, warm=None):
-        """Train on all rows of X (label 0 = unlabeled); ``validation`` = (Xv, yv) or None.
+    def fit(X, y, cost, params, validation=None, max_memory=None, warm=None, backend=None):
+        """Train on all rows of X (label 0 = unlabeled); ``validation`` = (Xv, yv) or None;
+        ``backend`` as :func:`ssl_svm.solvers.linear.fit_svm`'s (numpy: the exact form with
+        the exact neighbour search only).
 
         ``warm`` = the ``model.warm`` of a fit on the same rows: its graph and kernel matrix
         are reused when their parameters match, and its (α, b) seed each binary problem (a
@@ -795,6 +723,7 @@ def _fit(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d_feat = X.shape
+        on_numpy = backends.backend(name, n, X.nnz, {"backend": backend, **params}).numpy
         metric, X, scale = graph_mod.metric_rows(params["graph_metric"], X, name)
         solver = params["solver"]
         if solver == "auto":
@@ -862,7 +791,7 @@ def _fit(name: str):
             lap, gstats = graph_mod.build(Xp, k_nn, params["graph_weights"],
                                           params["heat_width"],
                                           params["laplacian"] == "normalized", lap_deg,
-                                          search)
+                                          search, numpy=on_numpy)
             graph_time = time.perf_counter() - tg
             warm = None  # a new graph: the kernel and seeds belong to other rows
         spec = kernel_spec(params, X, gstats)
@@ -928,11 +857,12 @@ def _fit(name: str):
                 res.alpha = system.T @ res.alpha
             elif solver == "newton":
                 res = newton(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
-                             params["bias"] > 0, hinge, max_iter, max_memory, tag, seed)
+                             params["bias"] > 0, hinge, max_iter, max_memory, tag, seed,
+                             numpy=on_numpy)
             else:
                 res = pcg(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
                           params["bias"] > 0, hinge, early, params["epsilon"], max_iter, val,
-                          tag, seed)
+                          tag, seed, numpy=on_numpy)
             log.info("%s%s: objective %.10g after %d %s (%s)", tag, name, res.objective,
                      res.iterations, "PCG iterations" if solver == "pcg" else "Newton steps",
                      res.reason)

@@ -101,12 +101,12 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "
                   "convention); PCG with early stopping or Newton",
                   SOLVER_PARAMS["lapsvm"], "ssl_svm.solvers.lapsvm:fit_lapsvm", uses_unlabeled=True,
-                  run_options=("validation", "max_memory"), warm_path="gamma_a",
+                  run_options=("validation", "max_memory", "backend"), warm_path="gamma_a",
                   rows_reuse=True),
         Algorithm("laprls", "Laplacian RLS: as lapsvm with the squared loss (y - f)² on the "
                   "labeled rows; direct solve or PCG",
                   SOLVER_PARAMS["laprls"], "ssl_svm.solvers.lapsvm:fit_laprls", uses_unlabeled=True,
-                  run_options=("validation", "max_memory"), warm_path="gamma_a",
+                  run_options=("validation", "max_memory", "backend"), warm_path="gamma_a",
                   rows_reuse=True),
         Algorithm("usmo", "positive-unlabeled SVM with the double hinge loss (Sansone et al. "
                   "2016): labels +1 = labeled positive, 0 = unlabeled; exact optimum of the "

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLES, run, ssl_train
+from conftest import SAMPLES, run, shared, ssl_train
 
 from ssl_svm.formats.svmlight import read_dataset
 from ssl_svm.solvers import backend as backends
@@ -28,7 +28,15 @@ def test_the_decision_from_size_solver_and_options():
             be = backends.backend(name, 500, 10, {"checked_folds": 5})
             assert be.name == "numba" and "5 folds" in be.reason
         assert backends.backend("svm", 500, 10, {"checked_folds": 5}).numpy
-        for name in ("lapsvm", "laprls", "usmo", "tvrls", "cheeger-svm"):
+        for name in ("lapsvm", "laprls"):
+            assert backends.backend(name, 3000, 10**7).numpy
+            be = backends.backend(name, 3001, 10)
+            assert be.name == "numba" and "3,001 rows, over 3,000" in be.reason
+            be = backends.backend(name, 10, 10, {"landmarks": 5})
+            assert be.name == "numba" and "landmark form runs on numba" in be.reason
+            be = backends.backend(name, 10, 10, {"knn": "approximate"})
+            assert be.name == "numba" and "approximate neighbour search" in be.reason
+        for name in ("usmo", "tvrls", "cheeger-svm"):
             be = backends.backend(name, 10, 10)
             assert be.name == "numba" and "no numpy path" in be.reason
             with pytest.raises(ValueError, match="no numpy path"):
@@ -40,7 +48,7 @@ def test_the_decision_from_size_solver_and_options():
 
     be = backends.backend("svm", 500, 10)
     assert be.name == "numba" and "already runs" in be.reason
-    assert backends.has_numpy_path("tsvm") and not backends.has_numpy_path("lapsvm")
+    assert backends.has_numpy_path("lapsvm") and not backends.has_numpy_path("tvrls")
     assert all(n in ALGORITHMS for n in backends.NUMPY_PATHS)
 
 
@@ -71,9 +79,9 @@ def test_the_command_prints_its_backend_with_the_parameters(tmp):
     line = next(x for x in r.stderr.splitlines() if x.startswith("tsvm: lambda="))
     assert line.endswith("backend=numba (the fit and its check's 5 folds outlast numba's "
                          "start)"), line
-    r = ssl_train("-a", "lapsvm", SAMPLES / "pcmac.train", tmp / "m")
-    line = next(x for x in r.stderr.splitlines() if x.startswith("lapsvm: kernel="))
-    assert line.endswith("backend=numba (lapsvm has no numpy path)"), line
+    r = ssl_train("-a", "tvrls", SAMPLES / "pcmac.train", tmp / "m")
+    line = next(x for x in r.stderr.splitlines() if x.startswith("tvrls: kernel="))
+    assert line.endswith("backend=numba (tvrls has no numpy path)"), line
 
 
 def test_a_small_command_loads_no_numba_nor_numpys_unused_parts(tmp):
@@ -91,3 +99,52 @@ def test_a_small_command_loads_no_numba_nor_numpys_unused_parts(tmp):
                        env={**os.environ, "SSL_SVM_SERIAL_SECONDS": "0"})
     assert r.returncode == 0, r.stderr
     assert (tmp / "m").exists()
+
+
+@pytest.mark.parametrize("name,solver,bias", [("lapsvm", "pcg", 0), ("lapsvm", "newton", 1),
+                                              ("laprls", "newton", 0), ("laprls", "pcg", 1)])
+def test_both_backends_give_the_same_laplacian_fit(name, solver, bias):
+    """The exact form on numpy (its kNN selection, line search and Newton matrix) and on
+    numba: the same graph, the same predictions, objectives within 1e-9 relative."""
+    d = read_dataset(str(shared("bench", "usps49-10", "train.svm")))
+    t = read_dataset(str(shared("bench", "usps49-10", "test.svm")), n_features=d.X.shape[1])
+    algo = ALGORITHMS[name]
+    params = {**algo.defaults(), "solver": solver, "bias": bias}
+    fits = {be: algo.fit(d.X, d.y, np.ones(d.y.size), params, backend=be)
+            for be in ("numpy", "numba")}
+    a, b = fits["numpy"], fits["numba"]
+    assert a.stats["graph_edges"] == b.stats["graph_edges"]
+    np.testing.assert_array_equal(a.predict(t.X), b.predict(t.X))
+    np.testing.assert_allclose(a.stats["objective"], b.stats["objective"], rtol=1e-9)
+    np.testing.assert_allclose(a.decision_function(t.X), b.decision_function(t.X), rtol=1e-6,
+                               atol=1e-9)
+
+
+def test_the_numpy_line_search_and_kernels_equal_numbas():
+    from ssl_svm.solvers import graph, graph_numba, lapsvm, lapsvm_numba
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        Y = rng.choice([-1.0, 0.0, 1.0], n)
+        c = rng.choice([0.0, 0.5, 1.0, 2.0], n)
+        o = rng.normal(size=n) * rng.choice([0.0, 1.0])
+        do = rng.normal(size=n)
+        A, B = float(rng.normal()), float(abs(rng.normal())) * rng.choice([0.0, 1.0])
+        for hinge in (True, False):
+            assert lapsvm.line_search(A, B, Y, c, o, do, hinge) == pytest.approx(
+                lapsvm_numba.line_search(A, B, Y, c, o, do, hinge), rel=1e-12, abs=1e-300)
+    D = rng.integers(0, 5, size=(30, 50)).astype(float)  # many ties
+    for kk in (1, 3, 10):
+        a, b = np.empty((30, kk), np.int64), np.empty((30, kk), np.int64)
+        graph.smallest(D, a)
+        graph_numba.smallest(D, b)
+        np.testing.assert_array_equal(np.sort(a, axis=1), np.sort(b, axis=1))
+    import scipy.sparse as sp
+
+    L = sp.random(20, 20, density=0.2, random_state=1, format="csr")
+    K, Bm, cE = rng.normal(size=(20, 20)), rng.normal(size=(20, 20)), rng.random(20)
+    H1, H2 = np.zeros((21, 21)), np.zeros((21, 21))
+    lapsvm.newton_matrix(L.indptr, L.indices, L.data, Bm, K, cE, 0.3, 0.01, H1)
+    lapsvm_numba.newton_matrix(L.indptr, L.indices, L.data, Bm, K, cE, 0.3, 0.01, H2)
+    np.testing.assert_allclose(H1, H2, rtol=1e-12, atol=1e-14)

@@ -9,7 +9,7 @@ from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
 from ssl_svm.formats.model_file import read_model
 from ssl_svm.formats.svmlight import read_dataset
-from ssl_svm.solvers import graph, kernels, lapsvm
+from ssl_svm.solvers import graph, graph_numba, kernels, lapsvm, lapsvm_numba
 from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.registry import ALGORITHMS
@@ -104,10 +104,11 @@ def test_knn_ties_are_broken_by_index():
         b, m, kk = rng.integers(1, 20), rng.integers(20, 200), rng.integers(1, 19)
         V = rng.integers(0, 6, (b, m)).astype(float) if trial % 2 else rng.random((b, m))
         V[rng.random((b, m)) < 0.05] = np.inf
-        out = np.empty((b, kk), dtype=np.int64)
-        graph._smallest(V, out)
-        for r in range(b):
-            assert set(out[r]) == set(np.lexsort((np.arange(m), V[r]))[:kk]), (trial, r)
+        for smallest in (graph_numba.smallest, graph.smallest):  # both backends
+            out = np.empty((b, kk), dtype=np.int64)
+            smallest(V, out)
+            for r in range(b):
+                assert set(out[r]) == set(np.lexsort((np.arange(m), V[r]))[:kk]), (trial, r)
 
 
 def test_self_tuning_weights_with_duplicate_rows():
@@ -219,16 +220,17 @@ def test_line_search_is_the_exact_minimiser():
                             else (Y - m) ** 2, 0.0)
             return A * t + 0.5 * B * t * t + 0.5 * np.sum(c * loss)
 
-        t = lapsvm.line_search(A, B, Y, c, o, do, hinge)
         ref = scipy.optimize.minimize_scalar(phi, bounds=(0, 100), method="bounded",
                                              options={"xatol": 1e-12})
-        assert phi(t) <= ref.fun + 1e-10
-        # and t is stationary, φ′(t) = 0, or t = 0 with φ′(0) ≥ 0 (φ is differentiable)
-        h = 1e-7
-        if t > 0:
-            assert abs((phi(t + h) - phi(t - h)) / (2 * h)) < 1e-5 * (1 + abs(A))
-        else:
-            assert (phi(h) - phi(0)) / h > -1e-5
+        for line_search in (lapsvm_numba.line_search, lapsvm.line_search):  # both backends
+            t = line_search(A, B, Y, c, o, do, hinge)
+            assert phi(t) <= ref.fun + 1e-10
+            # and t is stationary, φ′(t) = 0, or t = 0 with φ′(0) ≥ 0 (φ is differentiable)
+            h = 1e-7
+            if t > 0:
+                assert abs((phi(t + h) - phi(t - h)) / (2 * h)) < 1e-5 * (1 + abs(A))
+            else:
+                assert (phi(h) - phi(0)) / h > -1e-5
 
 
 # --------------------------------------------------------------------------- solvers

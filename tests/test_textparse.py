@@ -149,6 +149,24 @@ def test_real_file_parses_alike_with_a_column_limit():
     assert assert_same(block, col_limit=500) == textparse.OK
 
 
+def test_plain_blocks_take_the_whole_array_path():
+    """Real files in the plain form are read by whole-array passes (the tests above hold
+    their result to the compiled parser's), also with a column limit and 0-based indices; a
+    plain block that breaks a rule goes line by line, which says where."""
+    for block in ((SAMPLES / "pcmac.train").read_bytes(),
+                  (SAMPLES / "shuttle.train").read_bytes(),
+                  shared("bench", "usps49-10", "train.svm").read_bytes()):
+        assert textparse.plain_block(block, False, -1) is not None
+        for kw in ({"col_limit": 3}, {"zero_based": True}, {"col_limit": 0}):
+            assert assert_same(block, **kw) == textparse.OK
+    # a row without features, in the middle and last, under a column limit
+    assert assert_same(b"+1 1:1\n-1\n+1 2:3\n-1\n", col_limit=1) == textparse.OK
+    for bad in (b"+1 2:1 2:2\n", b"+1 0:1\n", b"-1 1:1e999\n", b"+1 2147483648:1\n",
+                b"99999999999 1:1\n", b"+1 3:2 1:1\n"):
+        assert textparse.plain_block(bad, False, -1) is None
+        assert assert_same(bad) != textparse.OK
+
+
 def test_small_predict_input_does_not_start_numba(tmp):
     """ssl-predict of a small file with a linear model reads it without the compiled parser
     (numba's start-up would be most of the run)."""
