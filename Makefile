@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test docs fuzz lint bench bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention bench-cluster clean
+.PHONY: demo test docs fuzz lint bench bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention bench-small bench-cluster clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,7 +74,7 @@ fuzz: $(VENV)/.installed-test
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check ssl_svm ssl_cli solvers formats tests bench examples docs/conf.py docs/gallery_progress.py
 
-bench: bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention
+bench: bench-api bench-svm bench-predict bench-s3vm bench-scaling bench-lapsvm bench-usmo bench-tv bench-tune bench-contention bench-small
 
 bench-api: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_api.py
@@ -111,6 +111,9 @@ bench-tune: $(VENV)/.installed-test
 
 bench-contention: $(VENV)/.installed-test
 	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_contention.py --reps 5
+
+bench-small: $(VENV)/.installed-test
+	SSL_SHARED=$(abspath $(SHARED)) $(BIN)/python bench/bench_small.py --sklearn
 
 # not in `bench`: writes a 963 MB split (CLUSTER_SPLIT) first and takes about 15 minutes
 CLUSTER_SPLIT ?= /tmp/ssl-svm-splits/synthetic-1m

@@ -219,10 +219,14 @@ def _start(K, lap, start, n):
 
 
 def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
-           memory_limit=None, tag="", start=None, numpy=False) -> Result:
+           memory_limit=None, tag="", start=None, numpy=False, factors: dict | None = None
+           ) -> Result:
     """Primal Newton (exact reference, O(n³) per step); ``start`` = (α, b) seeds the first
     active set (a warm start: same optimum, usually fewer steps); ``numpy``: the numpy
-    backend's kernels (:func:`routines`)."""
+    backend's kernels (:func:`routines`). ``factors``: a dict shared by the one-vs-rest tasks
+    of one fit, holding the last step's LU factors: a step whose error set and costs are the
+    last one's (laprls: every labeled row, in every task) solves with them, the same numbers
+    without a new factorization."""
     ops = routines(numpy)
     n = K.shape[0]
     nb = n + 1 if bias else n
@@ -242,20 +246,28 @@ def newton(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, max_iter=50,
         progress.beat(log, "iteration %d of at most %d (%.0f s)", it, max_iter,
                       time.perf_counter() - t0)
         cE = np.where(E, c, 0.0)
-        H = np.empty((nb, nb))
-        ops.newton_matrix(L.indptr, L.indices, L.data, B, K, cE, gamma_i, gamma_a, H)
         rhs = np.zeros(nb)
         rhs[:n] = cE * Y
         if bias:
-            H[:n, n] = cE + gamma_i * ones_L
-            H[n, :n] = H[:n, :n].sum(axis=0) - gamma_a
-            H[n, n] = cE.sum() + gamma_i * ones_L.sum()
             rhs[n] = float(cE @ Y)
-        # LU in place: H is C-ordered, so factor Hᵀ (Fortran order, same memory) and solve
-        # the transposed system
-        lu, piv = scipy.linalg.lu_factor(H.T, overwrite_a=True, check_finite=False)
+        key = cE.tobytes()
+        if factors is not None and factors.get("key") == key:
+            lu, piv = factors["lu"]  # the same matrix: another task with the same error set
+        else:
+            H = np.empty((nb, nb))
+            ops.newton_matrix(L.indptr, L.indices, L.data, B, K, cE, gamma_i, gamma_a, H)
+            if bias:
+                H[:n, n] = cE + gamma_i * ones_L
+                H[n, :n] = H[:n, :n].sum(axis=0) - gamma_a
+                H[n, n] = cE.sum() + gamma_i * ones_L.sum()
+            # LU in place: H is C-ordered, so factor Hᵀ (Fortran order, same memory) and solve
+            # the transposed system
+            lu, piv = scipy.linalg.lu_factor(H.T, overwrite_a=True, check_finite=False)
+            del H
+            if factors is not None:
+                factors.update(key=key, lu=(lu, piv))
         sol = scipy.linalg.lu_solve((lu, piv), rhs, trans=1, check_finite=False)
-        del H, lu
+        del lu
         d = sol[:n] - alpha
         db = sol[n] - b if bias else 0.0
         t, b = _exact_step(lap, Y, c, gamma_a, gamma_i, hinge, alpha, b, Ka, f, Lf, d, db,
@@ -836,6 +848,7 @@ def _fit(name: str):
         F_train = np.zeros((n, len(tasks)))
         betas = []
         ts = time.perf_counter()
+        factors: dict = {}  # Newton's last LU factors, for the next task with the same matrix
         for k, pos in enumerate(tasks):
             Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
             tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
@@ -858,7 +871,7 @@ def _fit(name: str):
             elif solver == "newton":
                 res = newton(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
                              params["bias"] > 0, hinge, max_iter, max_memory, tag, seed,
-                             numpy=on_numpy)
+                             numpy=on_numpy, factors=factors)
             else:
                 res = pcg(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
                           params["bias"] > 0, hinge, early, params["epsilon"], max_iter, val,

@@ -307,6 +307,10 @@ def row_pairs(indptr, J) -> tuple[float, float]:
 # threads against 0.7 ms on one, order 601: 16 ms against 3.2 ms, with another job on the
 # machine), and it ran with two BLAS threads under NUMBA_NUM_THREADS=1
 SERIAL_FACTOR_ORDER = 1024
+# up to this order solve_spd solves by numpy (general solves with the triangular factor, three
+# times the flops of a triangular solve, nothing at this size); importing scipy.linalg costs a
+# small fit 0.05 s
+NUMPY_FACTOR_ORDER = 256
 _blas = None  # threadpoolctl's handle on the process's BLAS libraries, made at the first use
 
 
@@ -327,6 +331,14 @@ def solve_spd(H, b):
     numerically positive definite or x is not finite."""
     import contextlib
 
+    if H.shape[0] <= NUMPY_FACTOR_ORDER:  # numpy's own LAPACK: no scipy.linalg to import
+        try:
+            with one_blas_thread():
+                c = np.linalg.cholesky(H)
+                x = np.linalg.solve(c.T, np.linalg.solve(c, b))
+        except np.linalg.LinAlgError:
+            return None
+        return x if np.isfinite(x).all() else None
     import scipy.linalg  # only a fit on few columns needs it
 
     serial = H.shape[0] <= SERIAL_FACTOR_ORDER

@@ -28,9 +28,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ssl_svm.solvers.jit import njit
-from ssl_svm.solvers.usmo import row_dots, select_pair
-
 log = logging.getLogger("ssl.solver.usmo")
 
 INNER_PASSES = 1000  # passes of one solve at fixed b (LIBLINEAR's limit)
@@ -40,141 +37,11 @@ STALLED = 30  # solves in a row at INNER_PASSES: stop there (not converged)
 SEED = 0x9E3779B97F4A7C15
 
 
-@njit(cache=True)
-def coordinate_step(s, f, q, c2):
-    """argmin over t ∈ [0, c2] of q/2 (t − s)² − f (t − s) + V(t), V(t) = max(−t, t − c2):
-    the minimiser below the kink c2/2 if it lies there, else the one above, else the kink."""
-    half = 0.5 * c2
-    if q <= 0.0:  # an empty row: f does not depend on σ_u
-        if f < -1.0:
-            return 0.0
-        if f > 1.0:
-            return c2
-        return half
-    a = s + (f + 1.0) / q
-    if a < half:
-        return max(a, 0.0)
-    b = s + (f - 1.0) / q
-    if b > half:
-        return min(b, c2)
-    return half
-
-
-@njit(cache=True)
-def _xorshift(state):
-    x = state[0]
-    x ^= (x << np.uint64(13))
-    x ^= (x >> np.uint64(7))
-    x ^= (x << np.uint64(17))
-    state[0] = x
-    return x
-
-
-@njit(cache=True)
-def _solve_al(indptr, indices, data, urows, qd, sig, w, mu, rho, res, c2, eps, max_passes,
-              index, rng):
-    """Coordinate descent on the augmented Lagrangian D(σ) + μ·r + ρ/2·r², r = Σσ − c1·p
-    (given as res, kept up to date), from the given σ (w kept equal to w(σ)), until every
-    coordinate's one-sided derivatives violate by at most eps, with shrinking. The bias
-    b = −(μ + ρ·r) moves with every step: coordinate u sees f = x_u·w + b and curvature
-    ‖x_u‖² + ρ. Returns (passes, coordinate steps, last max − min projected derivative, r)."""
-    n = sig.size
-    half = 0.5 * c2
-    for k in range(n):
-        index[k] = k
-    active = n
-    pg_max_old = np.inf
-    pg_min_old = -np.inf
-    steps = 0
-    spread = np.inf
-    for it in range(max_passes):
-        pg_max = -np.inf
-        pg_min = np.inf
-        for k in range(active - 1):  # Fisher–Yates over the active set
-            j = k + np.int64(_xorshift(rng) % np.uint64(active - k))
-            t = index[k]
-            index[k] = index[j]
-            index[j] = t
-        s = 0
-        while s < active:
-            u = index[s]
-            r = urows[u]
-            f = -(mu + rho * res)
-            for t in range(indptr[r], indptr[r + 1]):
-                f += data[t] * w[indices[t]]
-            su = sig[u]
-            up = -f + (-1.0 if su < half else 1.0)  # derivative when σ_u increases
-            dn = -f + (-1.0 if su <= half else 1.0)  # … when it decreases
-            pg = 0.0
-            shrink = False
-            if su < c2 and up < 0.0:
-                pg = up
-            elif su > 0.0 and dn > 0.0:
-                pg = dn
-            elif su == 0.0:
-                shrink = up > pg_max_old
-            elif su == c2:
-                shrink = dn < pg_min_old
-            elif su == half:
-                shrink = up > pg_max_old and dn < pg_min_old
-            if shrink:
-                active -= 1
-                index[s] = index[active]
-                index[active] = u
-                continue
-            if pg > pg_max:
-                pg_max = pg
-            if pg < pg_min:
-                pg_min = pg
-            if pg != 0.0:
-                ns = coordinate_step(su, f, qd[u] + rho, c2)
-                d = ns - su
-                if d != 0.0:
-                    sig[u] = ns
-                    res += d
-                    for t in range(indptr[r], indptr[r + 1]):
-                        w[indices[t]] -= d * data[t]
-                    steps += 1
-            s += 1
-        spread = pg_max - pg_min
-        if spread <= eps:
-            if active == n:
-                return it + 1, steps, spread, res
-            active = n  # check the shrunk variables before stopping
-            pg_max_old = np.inf
-            pg_min_old = -np.inf
-            continue
-        pg_max_old = pg_max if pg_max > 0.0 else np.inf
-        pg_min_old = pg_min if pg_min < 0.0 else -np.inf
-    return max_passes, steps, spread, res
-
-
-@njit(cache=True)
-def _row_sqnorms(indptr, data, urows, out):
-    for k in range(urows.size):
-        r = urows[k]
-        s = 0.0
-        for t in range(indptr[r], indptr[r + 1]):
-            s += data[t] * data[t]
-        out[k] = s
-
-
-@njit(cache=True)
-def _add_rows(indptr, indices, data, urows, coef, w):
-    """w += Σ_k coef[k] x_urows[k]."""
-    for k in range(urows.size):
-        c = coef[k]
-        if c != 0.0:
-            r = urows[k]
-            for t in range(indptr[r], indptr[r + 1]):
-                w[indices[t]] += c * data[t]
-
-
 def row_values(X: sp.csr_matrix, urows: np.ndarray, w: np.ndarray) -> np.ndarray:
     """x_u·w for the rows urows of X (each row's sum in its stored order: the same bytes on
     any number of threads)."""
     out = np.empty(urows.size)
-    row_dots(X.indptr, X.indices, X.data, urows, w, out, False)
+    _nb().row_dots(X.indptr, X.indices, X.data, urows, w, out, False)
     return out
 
 
@@ -217,7 +84,7 @@ def _repair(X, urows, pt: _Point, c2: float, tau: float, max_norm: float) -> _Po
         return None
     d = (-pt.r / total) * room  # signed: −r in all
     dw = np.zeros_like(pt.w)
-    _add_rows(X.indptr, X.indices, X.data, urows, -d, dw)
+    _nb()._add_rows(X.indptr, X.indices, X.data, urows, -d, dw)
     # |Δg_u| ≤ ‖x_u‖·‖Δw‖: the pair violation moves by at most twice max ‖x_u‖·‖Δw‖. Within
     # tau that way, the point is taken without a pass over the rows (the caller refreshes g);
     # a repair that may move it by more than 10·tau is not tried
@@ -237,7 +104,7 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
     target = c1 * p
     urows = U.astype(np.int64)
     qd = np.empty(n)
-    _row_sqnorms(X.indptr, X.data, urows, qd)
+    _nb()._row_sqnorms(X.indptr, X.data, urows, qd)
     max_norm = float(np.sqrt(qd.max()))
     # ρ of the size of ‖x_u‖²: the bias moves about as freely as a weight (LIBLINEAR's -B 1
     # on rows of that norm), and a change of b by δ moves Σσ by about δ·(free rows)/ρ, so
@@ -245,7 +112,7 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
     rho = float(np.mean(qd)) if qd.any() else 1.0
     sig = np.full(n, target / n)  # π·c2: feasible
     w = c1 * np.asarray(X[P].sum(axis=0)).ravel()
-    _add_rows(X.indptr, X.indices, X.data, urows, -sig, w)
+    _nb()._add_rows(X.indptr, X.indices, X.data, urows, -sig, w)
     mu = 0.0
     index = np.empty(n, np.int64)
     rng = np.array([SEED], np.uint64)
@@ -257,8 +124,9 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
     b = 0.0
     while solves < OUTER_STEPS and passes < max_passes:
         r = float(np.sum(sig) - target)
-        it, st, _, r = _solve_al(X.indptr, X.indices, X.data, urows, qd, sig, w, mu, rho, r, c2,
-                                 eps, min(INNER_PASSES, max_passes - passes), index, rng)
+        it, st, _, r = _nb()._solve_al(X.indptr, X.indices, X.data, urows, qd, sig, w, mu, rho,
+                                       r, c2, eps, min(INNER_PASSES, max_passes - passes),
+                                       index, rng)
         passes += it
         steps += st
         solves += 1
@@ -291,4 +159,11 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
 
 def violation(sig, g, c2) -> float:
     """USMO's pair optimality violation (b-free): see :func:`usmo.select_pair`."""
-    return float(select_pair(sig, g, c2)[2])
+    return float(_nb().select_pair(sig, g, c2)[2])
+
+
+def _nb():
+    """The compiled kernels (:mod:`ssl_svm.solvers.usmo_numba`), imported on first use."""
+    from ssl_svm.solvers import usmo_numba
+
+    return usmo_numba

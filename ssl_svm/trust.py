@@ -259,14 +259,6 @@ def may_check(algo, y, how: str = "auto") -> bool:
             and bool((y == 0).any()))
 
 
-def expected_folds(algo, y, how: str = "auto") -> int:
-    """The folds of the check :func:`check_fit` will likely run after a fit of ``algo`` on
-    labels ``y`` (internal codes, 0 = unlabeled); 0 when it will not. It depends on the
-    inputs and options only (:func:`ssl_svm.solvers.backend.backend` takes it), so the same
-    command still writes the same bytes."""
-    return folds_for(y) if may_check(algo, y, how) else 0
-
-
 def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str = "auto", *,
               seed: int = 0, source: str | None = "TRAIN", on_skip=None) -> Comparison | None:
     """After a semi-supervised fit ``m`` of ``algo`` on prepared rows ``training`` (which took
@@ -294,6 +286,9 @@ def check_fit(algo, training, params: dict, run, m, fit_seconds: float, how: str
     # in the internal codes, as the folds' labels are
     labels = internal_labels(m.labels_from_values(m.decision_function(data.X[unl])),
                              training.codes)
+    from ssl_svm.solvers.host import budget
+
+    budget.plan_check(k)  # a command's folds: on numpy while they cost less than numba's start
     c = compare(algo, data.X, data.y, data.cost, params, run, seed=seed, unlabeled=labels,
                 share=check_share(k, fit_seconds, int(unl.sum())) if how == "auto" and k
                 else 1.0, model=m)

@@ -23,11 +23,6 @@ def test_the_decision_from_size_solver_and_options():
             be = backends.backend(name, 500, limit + 1)
             assert be.name == "numba" and "over 100,000" in be.reason
             assert backends.backend(name, 500, 10, {"backend": "numba"}).name == "numba"
-        # a command's check repeats tsvm's and da's fit in its folds: numba pays
-        for name in ("tsvm", "da"):
-            be = backends.backend(name, 500, 10, {"checked_folds": 5})
-            assert be.name == "numba" and "5 folds" in be.reason
-        assert backends.backend("svm", 500, 10, {"checked_folds": 5}).numpy
         for name in ("lapsvm", "laprls"):
             assert backends.backend(name, 3000, 10**7).numpy
             be = backends.backend(name, 3001, 10)
@@ -75,27 +70,48 @@ def test_the_command_prints_its_backend_with_the_parameters(tmp):
     line = next(x for x in r.stderr.splitlines() if x.startswith("tsvm: lambda="))
     assert line.endswith("backend=numpy (27,345 stored values, at most 100,000: no compiler "
                          "to start)"), line
+    # checked: the same backend (the folds follow budget.plan_check)
     r = run("ssl-train", "-a", "tsvm", "-W", "0.001", SAMPLES / "pcmac.train", tmp / "m")
     line = next(x for x in r.stderr.splitlines() if x.startswith("tsvm: lambda="))
-    assert line.endswith("backend=numba (the fit and its check's 5 folds outlast numba's "
-                         "start)"), line
+    assert line.endswith("backend=numpy (27,345 stored values, at most 100,000: no compiler "
+                         "to start)"), line
+    assert "check against the supervised svm" in r.stderr
     r = ssl_train("-a", "tvrls", SAMPLES / "pcmac.train", tmp / "m")
     line = next(x for x in r.stderr.splitlines() if x.startswith("tvrls: kernel="))
     assert line.endswith("backend=numba (tvrls has no numpy path)"), line
 
 
-def test_a_small_command_loads_no_numba_nor_numpys_unused_parts(tmp):
-    """A small svm fit never starts numba, and numpy's f2py and testing (which scipy's import
-    touches, 0.1 s) stay unloaded; code that uses them still gets them whole."""
-    code = ("import sys; sys.argv = ['ssl-train', '-q', '-a', 'svm', sys.argv[1], sys.argv[2]]\n"
+def test_a_commands_check_stays_on_numpy_while_its_folds_cost_less_than_numba(monkeypatch):
+    monkeypatch.setattr(budget, "_numpy_spent", 0)
+    monkeypatch.setattr(budget, "_numpy_extra", 0)
+    assert budget.plan_check(5) is None  # nothing spent on numpy: nothing to plan
+    budget.spend_numpy_work(budget.CHECK_NUMPY_WORK // 5)
+    assert budget.plan_check(5) is True
+    assert budget.numpy_work_left(100) == 100 + budget.CHECK_NUMPY_WORK // 5 * 4
+    with budget.history_free():
+        assert budget.plan_check(5) is None and budget.numpy_work_left(100) == 100
+    monkeypatch.setattr(budget, "_numpy_extra", 0)
+    budget.spend_numpy_work(1)
+    assert budget.plan_check(5) is False  # more: the folds start on numba
+    assert budget.numpy_work_left(10**18) == 0
+
+
+@pytest.mark.parametrize("algo", ["svm", "tsvm", "lapsvm"])
+def test_a_small_command_loads_no_numba_nor_numpys_unused_parts(tmp, algo):
+    """A small fit never starts numba, its check included (tsvm's five folds on numpy), and
+    numpy's f2py and testing (which scipy's import touches, 0.1 s) stay unloaded; code that
+    uses them still gets them whole."""
+    code = ("import sys; sys.argv = ['ssl-train', '-q', '-a', *sys.argv[3:], sys.argv[1], "
+            "sys.argv[2]]\n"
             "from ssl_svm.cli.train import main\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "assert main() == 0\n"
             "loaded = sorted(m for m in sys.modules if m.startswith(('numba', "
             "'numpy.f2py.', 'numpy.testing.', 'unittest')))\n"
             "assert not loaded, loaded\n"
             "import numpy.testing\nassert callable(numpy.testing.assert_allclose)\n")
     r = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "pcmac.train"),
-                        str(tmp / "m")], capture_output=True, text=True,
+                        str(tmp / "m"), algo, *(["-W", "0.001"] if algo == "tsvm" else [])],
+                       capture_output=True, text=True,
                        env={**os.environ, "SSL_SVM_SERIAL_SECONDS": "0"})
     assert r.returncode == 0, r.stderr
     assert (tmp / "m").exists()

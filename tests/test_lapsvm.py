@@ -260,6 +260,32 @@ def test_newton_and_pcg_reach_the_same_objective(bias, hinge, normalized):
 
 
 @pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("hinge", [True, False])
+def test_tasks_with_the_same_newton_matrix_share_its_factors(bias, hinge, monkeypatch):
+    """One-vs-rest tasks of one fit share Newton's last LU factors: a step with the last
+    step's error set and costs (laprls: every task's first) reuses them, with the very same
+    result; a step with another error set factors its own matrix."""
+    K, lap, Y, c, y = _problem(n=120, labeled=30)
+    Y2 = np.where(Y == 0, 0.0, np.where(np.arange(Y.size) % 3 == 0, 1.0, -1.0))
+    alone = [lapsvm.newton(K, lap, Yk, c, 1e-3, 0.3, bias, hinge) for Yk in (Y, Y2)]
+    calls = []
+    real = lapsvm.scipy.linalg.lu_factor
+    monkeypatch.setattr(lapsvm.scipy.linalg, "lu_factor",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    factors: dict = {}
+    shared = [lapsvm.newton(K, lap, Yk, c, 1e-3, 0.3, bias, hinge, factors=factors)
+              for Yk in (Y, Y2)]
+    for a, b in zip(alone, shared):
+        np.testing.assert_array_equal(a.alpha, b.alpha)
+        assert a.b == b.b and a.objective == b.objective
+    steps = sum(r.iterations for r in shared)
+    if hinge:  # the error sets differ between the tasks
+        assert len(calls) <= steps
+    else:  # laprls: one factorization for both tasks
+        assert len(calls) == 1 and steps == 2
+
+
+@pytest.mark.parametrize("bias", [False, True])
 def test_laprls_direct_equals_dense_closed_form(bias):
     K, lap, Y, c, _ = _problem(n=110, normalized=True, degree=3, labeled=20)
     c = (Y != 0).astype(float)

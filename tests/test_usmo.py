@@ -10,7 +10,7 @@ import usmo_protocol as UP
 from conftest import run
 
 from ssl_svm.formats.model_file import read_model
-from ssl_svm.solvers import kernels, prior, usmo, usmo_dcd
+from ssl_svm.solvers import kernels, prior, usmo, usmo_numba
 from ssl_svm.solvers.kernels import KernelSpec
 
 
@@ -95,7 +95,7 @@ def test_pair_step_is_the_exact_minimiser():
             si = rng.choice([0.0, c2 / 2, c2])
         gi, gj = rng.normal(scale=2.0, size=2)
         eta = rng.choice([0.0, rng.uniform(0.01, 5.0)])
-        ni, nj = usmo.pair_step(si, sj, gi, gj, eta, c2)
+        ni, nj = usmo_numba.pair_step(si, sj, gi, gj, eta, c2)
         assert ni + nj == pytest.approx(si + sj, abs=1e-12)
         assert -1e-15 <= ni <= c2 + 1e-15 and -1e-15 <= nj <= c2 + 1e-15
         lo, hi = max(-si, sj - c2), min(c2 - si, sj)
@@ -191,7 +191,7 @@ def test_coordinate_step_is_the_exact_minimiser():
         s = rng.choice([0.0, c2 / 2, c2]) if rng.random() < 0.3 else rng.uniform(0, c2)
         f = rng.normal(scale=2.0)
         q = rng.choice([0.0, rng.uniform(0.01, 5.0)])
-        t = usmo_dcd.coordinate_step(s, f, q, c2)
+        t = usmo_numba.coordinate_step(s, f, q, c2)
         ts = np.linspace(0.0, c2, 30001)
 
         def phi(x, s=s, f=f, q=q, c2=c2):
