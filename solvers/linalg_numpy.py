@@ -307,10 +307,10 @@ def row_pairs(indptr, J) -> tuple[float, float]:
 # threads against 0.7 ms on one, order 601: 16 ms against 3.2 ms, with another job on the
 # machine), and it ran with two BLAS threads under NUMBA_NUM_THREADS=1
 SERIAL_FACTOR_ORDER = 1024
-# up to this order solve_spd solves by numpy (general solves with the triangular factor, three
-# times the flops of a triangular solve, nothing at this size); importing scipy.linalg costs a
-# small fit 0.05 s
-NUMPY_FACTOR_ORDER = 256
+# up to this order, while scipy.linalg is not imported, solve_spd solves by numpy: general
+# solves with the triangular factor, three times a triangular solve's flops (a9a's 124-column
+# systems: da 9 % slower); importing scipy.linalg costs a small fit 0.05 s
+NUMPY_FACTOR_ORDER = 64
 _blas = None  # threadpoolctl's handle on the process's BLAS libraries, made at the first use
 
 
@@ -330,8 +330,10 @@ def solve_spd(H, b):
     (LAPACK; on one BLAS thread up to order SERIAL_FACTOR_ORDER), or None when H is not
     numerically positive definite or x is not finite."""
     import contextlib
+    import sys
 
-    if H.shape[0] <= NUMPY_FACTOR_ORDER:  # numpy's own LAPACK: no scipy.linalg to import
+    if H.shape[0] <= NUMPY_FACTOR_ORDER and "scipy.linalg" not in sys.modules:
+        # numpy's own LAPACK: no scipy.linalg to import
         try:
             with one_blas_thread():
                 c = np.linalg.cholesky(H)
