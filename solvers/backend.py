@@ -12,9 +12,10 @@ sums, tested per solver):
 So a small fit of a solver that has a numpy path starts on numpy, unless numba already runs in
 the process (a command: a large file's compiled parser, a ``-j`` worker; the library's fits
 ignore that, :func:`ssl_svm.solvers.host.budget.history_free`, so that a call's result does not
-depend on what its host ran before). A numpy fit still moves to numba for good once its work
-outgrows numba's start (:class:`ssl_svm.solvers.linear.Routines`), and a command's check of
-it continues on numpy only while its folds' work stays below that
+depend on what its host ran before), or a command will check a ``da`` fit
+(:data:`CHECK_ON_NUMBA`). A numpy fit still moves to numba for good once its work outgrows
+numba's start (:class:`ssl_svm.solvers.linear.Routines`), and a command's check of it
+continues on numpy only while its folds' work stays below that
 (:func:`ssl_svm.solvers.host.budget.plan_check`): both count work, not seconds, so that the
 same inputs give the same bytes. ``lapsvm`` and ``laprls`` have one for their exact form on few
 rows; the TV family and ``usmo`` have none yet and run on numba.
@@ -40,6 +41,13 @@ NUMPY_ROWS = 3000
 NUMPY_PATHS = {"svm": ("stored values", NUMPY_NNZ), "rls": ("stored values", NUMPY_NNZ),
                "tsvm": ("stored values", NUMPY_NNZ), "da": ("stored values", NUMPY_NNZ),
                "lapsvm": ("rows", NUMPY_ROWS), "laprls": ("rows", NUMPY_ROWS)}
+# solvers whose fit a command's check repeats in k folds, where the fit and its folds together
+# run slower on numpy than numba's start: da's annealing (the sample file with its check,
+# 2.36 s begun on numpy, 2.13 s on numba); tsvm's are faster on numpy (0.97 s against 1.43 s)
+# and its folds follow budget.plan_check
+CHECK_ON_NUMBA = ("da",)
+
+
 @dataclass(frozen=True)
 class Backend:
     """A fit's backend: ``name`` (:data:`NUMPY` or :data:`NUMBA`) and why it was chosen."""
@@ -68,7 +76,8 @@ def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> B
 
     ``options``: ``"backend"``, the one asked for (``auto``, ``numpy``, ``numba``, or a
     :class:`Backend`, returned as it is; numpy for what has no numpy path is a
-    ``ValueError``); the solver's parameters ``"landmarks"`` and ``"knn"`` (the
+    ``ValueError``); ``"checked_folds"``, the folds of the check a command will run after the fit
+    (0: none; :data:`CHECK_ON_NUMBA`); the solver's parameters ``"landmarks"`` and ``"knn"`` (the
     landmark form and the approximate search run on numba). Whether numba already runs in the
     process counts outside :func:`~ssl_svm.solvers.host.budget.history_free` only."""
     options = options or {}
@@ -100,4 +109,7 @@ def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> B
 
     if budget.numba_started_before():
         return Backend(NUMBA, "numba already runs in this process")
+    folds = int(options.get("checked_folds") or 0)
+    if folds and algo in CHECK_ON_NUMBA:
+        return Backend(NUMBA, f"the fit and its check's {folds} folds outlast numba's start")
     return Backend(NUMPY, f"{size:,} {unit}, at most {limit:,}: no compiler to start")

@@ -23,6 +23,10 @@ def test_the_decision_from_size_solver_and_options():
             be = backends.backend(name, 500, limit + 1)
             assert be.name == "numba" and "over 100,000" in be.reason
             assert backends.backend(name, 500, 10, {"backend": "numba"}).name == "numba"
+        # a command's check repeats da's fit in its folds: numba pays; tsvm's stay on numpy
+        be = backends.backend("da", 500, 10, {"checked_folds": 5})
+        assert be.name == "numba" and "5 folds" in be.reason
+        assert backends.backend("tsvm", 500, 10, {"checked_folds": 5}).numpy
         for name in ("lapsvm", "laprls"):
             assert backends.backend(name, 3000, 10**7).numpy
             be = backends.backend(name, 3001, 10)
