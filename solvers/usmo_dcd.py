@@ -158,7 +158,8 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
 
 
 def violation(sig, g, c2) -> float:
-    """USMO's pair optimality violation (b-free): see :func:`usmo.select_pair`."""
+    """USMO's pair optimality violation (b-free): see
+    :func:`ssl_svm.solvers.usmo_numba.select_pair`."""
     return float(_nb().select_pair(sig, g, c2)[2])
 
 
