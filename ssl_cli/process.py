@@ -42,27 +42,40 @@ class _DeferredFinder:
     (:class:`importlib.util.LazyLoader`): importing one makes an empty module that loads on
     its first attribute access, so code that does use it gets the whole module."""
 
+    # marks every instance, also one made by this file imported under its other name
+    # (ssl_cli.process and ssl_svm.cli.process): one finder asking another would loop
+    ssl_svm_deferred = True
+
+    def __init__(self):
+        self._busy: set[str] = set()
+
     def find_spec(self, name, path, target=None):
-        if name not in DEFERRED_IMPORTS:
+        if name not in DEFERRED_IMPORTS or name in self._busy:
             return None
         import importlib.util
 
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                    return None
-                spec.loader = importlib.util.LazyLoader(spec.loader)
-                return spec
+        self._busy.add(name)  # a finder below that imports through sys.meta_path again
+        try:
+            for finder in sys.meta_path:
+                if getattr(finder, "ssl_svm_deferred", False) or not hasattr(finder,
+                                                                              "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                        return None
+                    spec.loader = importlib.util.LazyLoader(spec.loader)
+                    return spec
+        finally:
+            self._busy.discard(name)
         return None
 
 
 def defer_unused_imports() -> None:
     """Make :data:`DEFERRED_IMPORTS` lazy in this process (a command's own: the library
-    leaves its host's imports alone); nothing for one already imported."""
-    if not any(isinstance(f, _DeferredFinder) for f in sys.meta_path):
+    leaves its host's imports alone); nothing for one already imported, nothing the second
+    time."""
+    if not any(getattr(f, "ssl_svm_deferred", False) for f in sys.meta_path):
         sys.meta_path.insert(0, _DeferredFinder())
 
 

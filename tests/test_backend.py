@@ -168,3 +168,20 @@ def test_the_numpy_line_search_and_kernels_equal_numbas():
     lapsvm.newton_matrix(L.indptr, L.indices, L.data, Bm, K, cE, 0.3, 0.01, H1)
     lapsvm_numba.newton_matrix(L.indptr, L.indices, L.data, Bm, K, cE, 0.3, 0.01, H2)
     np.testing.assert_allclose(H1, H2, rtol=1e-12, atol=1e-14)
+
+
+def test_the_lazy_import_finder_never_asks_itself():
+    """The commands' finder for numpy's unused parts, installed from both names of its module
+    (ssl_cli.process, ssl_svm.cli.process) and even twice by hand: numpy.f2py and
+    numpy.testing import, lazily, without a loop through the finders."""
+    code = ("import sys\n"
+            "import ssl_cli.process as P, ssl_svm.cli.process as Q\n"
+            "P.defer_unused_imports(); Q.defer_unused_imports()\n"
+            "assert sum(getattr(f, 'ssl_svm_deferred', False) for f in sys.meta_path) == 1\n"
+            "sys.meta_path[:0] = [P._DeferredFinder(), Q._DeferredFinder()]\n"
+            "import scipy.sparse\n"
+            "assert type(sys.modules['numpy.f2py']).__name__ == '_LazyModule'\n"
+            "import numpy.testing\n"
+            "numpy.testing.assert_allclose([1.0], [1.0])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
