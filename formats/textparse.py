@@ -92,7 +92,9 @@ def parse_buffer(block: bytes, has_label: bool, zero_based: bool, col_limit: int
 
 
 _SEP = rb"[ \t\x0b\x0c\r]"
-_DEC = rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
+# one way to match a number, never two: with two (digits split between [0-9]+ and [0-9]*) a
+# block that fails at its end was retried over every split of every number, exponentially
+_DEC = rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?"
 # a line of the plain form: an integer label, then index:value pairs, nothing else (no
 # comment, qid, cost, sign on an index, special number, blank line)
 _PLAIN = re.compile(rb"(?:" + _SEP + rb"*[+-]?[0-9]{1,15}(?:" + _SEP + rb"+[0-9]{1,10}:" + _DEC

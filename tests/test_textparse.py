@@ -167,6 +167,22 @@ def test_plain_blocks_take_the_whole_array_path():
         assert assert_same(bad) != textparse.OK
 
 
+def test_a_block_that_fails_late_is_rejected_at_once():
+    """A plain-looking block with a bad token at its end: the plain form's pattern has one way
+    to match each number, so it fails in linear time (an earlier pattern retried every split of
+    every number's digits: 40 such values never finished), and the line parser says where."""
+    import subprocess
+    import sys
+
+    code = ("from ssl_svm.formats import textparse as tp\n"
+            "bad = b'+1 ' + b' '.join(b'%d:1234567891' % i for i in range(1, 400)) + b' x\\n'\n"
+            "assert tp.plain_block(bad, False, -1) is None\n"
+            "assert tp.parse_buffer(bad, True, False, -1)[9][0] == tp.E_TOKEN\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
 def test_small_predict_input_does_not_start_numba(tmp):
     """ssl-predict of a small file with a linear model reads it without the compiled parser
     (numba's start-up would be most of the run)."""
