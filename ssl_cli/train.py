@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import click
 
-from ssl_svm import pipeline, training, trust
+from ssl_svm import pipeline, training
 from ssl_svm.cli import process
 from ssl_svm.cli.common import (
     CONTEXT,
@@ -290,23 +290,6 @@ def _train(train, model, algorithm, svmlin_algorithm, folds, seed, libsvm_c, zer
             raise DataError(train, str(e)) from None
 
 
-def command_backend(algo, data, params: dict, run: dict, check: str):
-    """The backend of the command's fit (:func:`ssl_svm.solvers.backend.backend`, told of the
-    check's folds), put in ``run`` for the solvers that take one. When the check's folds are
-    why it is numba, the command's other fits (λ auto's) start on numba too: it runs anyway."""
-    from ssl_svm.solvers import backend as backends
-    from ssl_svm.solvers.host import budget
-
-    folds = trust.folds_for(data.y) if trust.may_check(algo, data.y, check) else 0
-    rows, nnz = data.X.shape[0], data.X.nnz
-    be = backends.backend(algo.name, rows, nnz, {**params, "checked_folds": folds})
-    if "backend" in algo.run_options:
-        run["backend"] = be
-        if not be.numpy and backends.backend(algo.name, rows, nnz, params).numpy:
-            budget.numpy_start_over()
-    return be
-
-
 def _train_run(job: Job, algo, params, run, log, outputs, model_out, pred_out):
     from ssl_svm.formats.model_file import model_to_text, read_model
     from ssl_svm.formats.predictions import format_lines
@@ -318,7 +301,8 @@ def _train_run(job: Job, algo, params, run, log, outputs, model_out, pred_out):
                              keep_unlabeled=pred_out is not None)
     data, codes, classes = prepared.data, prepared.codes, prepared.classes
     n_lab = int(prepared.labeled.sum())
-    be = command_backend(algo, data, params, run, job.check if job.folds is None else "none")
+    be = pipeline.command_backend(algo, data, params, run,
+                                  job.check if job.folds is None else "none")
     log.info("%s: %s backend=%s", algo.name,
              " ".join(f"{k}={fmt(v)}" for k, v in params.items()), be.describe())
     log.info("%d labeled rows, classes %s%s", n_lab,

@@ -114,6 +114,23 @@ def checked_request(rows, request) -> Request:
     return replace(request, params=params)
 
 
+def command_backend(algo, data, params: dict, run: dict, check: str):
+    """The backend of the command's fit (:func:`ssl_svm.solvers.backend.backend`, told of the
+    check's folds), put in ``run`` for the solvers that take one. When the check's folds are
+    why it is numba, the command's other fits (λ auto's) start on numba too: it runs anyway."""
+    from ssl_svm.solvers import backend as backends
+    from ssl_svm.solvers.host import budget
+
+    folds = trust.folds_for(data.y) if trust.may_check(algo, data.y, check) else 0
+    rows, nnz = data.X.shape[0], data.X.nnz
+    be = backends.backend(algo.name, rows, nnz, {**params, "checked_folds": folds})
+    if "backend" in algo.run_options:
+        run["backend"] = be
+        if not be.numpy and backends.backend(algo.name, rows, nnz, params).numpy:
+            budget.numpy_start_over()
+    return be
+
+
 def is_remote(rows) -> bool:
     """Whether ``rows`` are held elsewhere (a cluster's blocks): they fit and check themselves
     (``rows.fit(algo, params)``, ``rows.check(algo, params, model, seconds, how, seed,
