@@ -17,8 +17,8 @@ depend on what its host ran before), or a command will check a ``da`` fit
 numba's start (:class:`ssl_svm.solvers.linear.Routines`), and a command's check of it
 continues on numpy only while its folds' work stays below that
 (:func:`ssl_svm.solvers.host.budget.plan_check`): both count work, not seconds, so that the
-same inputs give the same bytes. ``lapsvm`` and ``laprls`` have one for their exact form on few
-rows; the TV family and ``usmo`` have none yet and run on numba.
+same inputs give the same bytes. ``lapsvm``, ``laprls`` and the TV family have one for their
+exact form on few rows; ``usmo`` has none yet and runs on numba.
 
 Imports no numerical library.
 """
@@ -38,9 +38,15 @@ CHOICES = ("auto", NUMPY, NUMBA)
 # w8a, pcmac, rcv1, mnist38), which a fit on 10⁵ values rarely reaches.
 NUMPY_NNZ = 100_000
 NUMPY_ROWS = 3000
+# the TV family's exact form: its Chambolle-Pock steps take ~1.75x numba's time on numpy (49
+# against 28 µs a step on usps49-10's graph); whole commands with their check ran 0.69x
+# numba's on 500 rows (pcmac) and 1.08-1.15x on 1,296 (usps49-10)
+NUMPY_TV_ROWS = 1000
 NUMPY_PATHS = {"svm": ("stored values", NUMPY_NNZ), "rls": ("stored values", NUMPY_NNZ),
                "tsvm": ("stored values", NUMPY_NNZ), "da": ("stored values", NUMPY_NNZ),
-               "lapsvm": ("rows", NUMPY_ROWS), "laprls": ("rows", NUMPY_ROWS)}
+               "lapsvm": ("rows", NUMPY_ROWS), "laprls": ("rows", NUMPY_ROWS),
+               **{tv: ("rows", NUMPY_TV_ROWS) for tv in ("tvrls", "tvsvm", "cheeger-rls",
+                                                          "cheeger-svm")}}
 # solvers whose fit a command's check repeats in k folds, where the fit and its folds together
 # run slower on numpy than numba's start: da's annealing (the sample file with its check,
 # 2.36 s begun on numpy, 2.13 s on numba); tsvm's are faster on numpy (0.97 s against 1.43 s)

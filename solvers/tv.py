@@ -11,6 +11,10 @@ data term is ρ-strongly convex, so the step sizes adapt and the rate is O(1/k²
 warm-started from a previous (g, p) pair and stops on the duality gap, a certificate:
 primal ``P(g) = γ‖Dg‖₁ + ρ/2‖g − z‖²`` and dual ``Q(p) = ⟨p, Dz⟩ − ‖Dᵀp‖²/(2ρ)`` over
 |p_e| ≤ γ, with ``Q(p) ≤ min P ≤ P(g)``.
+
+Two backends (:mod:`ssl_svm.solvers.backend`) run the same iteration: numba's compiled loops
+(:mod:`ssl_svm.solvers.tv_numba`) and this module's whole-array numpy passes (``numpy=True``),
+equal up to the order of sums.
 """
 
 from __future__ import annotations
@@ -20,9 +24,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from numba import prange
-
-from ssl_svm.solvers.jit import njit
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Edges:
     c: np.ndarray  # float64
     n: int
     _step_bound: float | None = field(default=None, repr=False, compare=False)
+    _csr: tuple | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_adjacency(cls, W) -> Edges:
@@ -80,92 +82,99 @@ class Edges:
             self._step_bound = min(bound, 1.01 * top)
         return self._step_bound
 
+    def operators(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(D, Dᵀ) as CSR matrices, built once (the numpy prox's products)."""
+        if self._csr is None:
+            D = self.matrix()
+            self._csr = (D, D.T.tocsr())
+        return self._csr
+
     def tv(self, f: np.ndarray) -> float:
         """‖Df‖₁ = Σ_{i,j} w_ij |f_i − f_j| over ordered pairs."""
         return float(np.sum(self.c * np.abs(f[self.i] - f[self.j])))
 
     def matrix(self) -> sp.csr_matrix:
-        """D as an m×n sparse matrix (tests and diagnostics)."""
+        """D as an m×n sparse matrix (the numpy prox's products; tests and diagnostics)."""
         r = np.arange(self.m)
         return sp.csr_matrix((np.concatenate([self.c, -self.c]),
                               (np.concatenate([r, r]), np.concatenate([self.i, self.j]))),
                              shape=(self.m, self.n))
 
 
-@njit(cache=True)
-def _apply_D(i, j, c, x, out):
-    for e in range(c.size):
-        out[e] = c[e] * (x[i[e]] - x[j[e]])
+def _nb():
+    """The numba kernels (imported on first use: a numpy fit never loads numba)."""
+    from ssl_svm.solvers import tv_numba
+
+    return tv_numba
 
 
-@njit(cache=True)
-def _apply_Dt(i, j, c, p, out):
-    out[:] = 0.0
-    for e in range(c.size):
-        v = c[e] * p[e]
-        out[i[e]] += v
-        out[j[e]] -= v
+def _matvec():
+    """y ← A x for a CSR matrix A into a given y: scipy's compiled kernel called directly
+    (scipy's ``A @ x`` spends as long again on checks, measured on the prox's 2-entry rows),
+    or ``A @ x`` where that kernel is not there."""
+    try:
+        from scipy.sparse._sparsetools import csr_matvec
+    except ImportError:  # pragma: no cover - every scipy since 0.14 has it
+        def product(A, x, out):
+            out[:] = A @ x
+        return product
+
+    def product(A, x, out):
+        out[:] = 0.0
+        csr_matvec(A.shape[0], A.shape[1], A.indptr, A.indices, A.data, x, out)
+    return product
 
 
-@njit(cache=True)
-def _gap(i, j, c, x, z, gamma, rho, Dx, Dtp):
-    """(primal, dual) at x and at the p whose Dᵀp is already in Dtp; Dx is work space."""
-    _apply_D(i, j, c, x, Dx)
-    primal = 0.0
-    for e in range(c.size):
-        primal += abs(Dx[e])
-    primal *= gamma
-    dual = 0.0
-    for k in range(x.size):
-        d = x[k] - z[k]
-        primal += 0.5 * rho * d * d
-        dual += Dtp[k] * z[k] - Dtp[k] * Dtp[k] / (2.0 * rho)
+def _gap_numpy(D, x, z, gamma, rho, Dtp, Dx, matvec):
+    """(primal, dual) at x and at the p whose Dᵀp is Dtp (tv_numba.gap's sums by numpy); Dx is
+    work space."""
+    d = x - z
+    matvec(D, x, Dx)
+    primal = gamma * float(np.sum(np.abs(Dx))) + 0.5 * rho * float(d @ d)
+    dual = float(Dtp @ z) - float(Dtp @ Dtp) / (2.0 * rho)
     return primal, dual
 
 
-@njit(cache=True)
-def _cp_loop(i, j, c, z, gamma, rho, x, p, L2, tol, max_iter, check_every, restart_factor):
-    n = x.size
-    m = c.size
+def _cp_loop_numpy(D, Dt, z, gamma, rho, x, p, L2, tol, max_iter, check_every,
+                   restart_factor):
+    """:func:`ssl_svm.solvers.tv_numba.cp_loop` by whole-array passes: D and Dᵀ as CSR
+    matrices (2 entries a row of D); x and p updated in place."""
+    matvec = _matvec()
     tau0 = 1.0 / math.sqrt(L2) if L2 > 0 else 1.0
     sigma0 = 1.0 / (tau0 * L2) if L2 > 0 else 1.0
     tau, sigma = tau0, sigma0
     xbar = x.copy()
-    xold = np.empty(n)
-    Dx = np.empty(m)
-    Dtp = np.empty(n)
-    _apply_Dt(i, j, c, p, Dtp)
-    primal, dual = _gap(i, j, c, x, z, gamma, rho, Dx, Dtp)
+    xold = np.empty_like(x)
+    Dx = np.empty(p.size)
+    Dtp = np.empty(x.size)
+    matvec(Dt, p, Dtp)
+    primal, dual = _gap_numpy(D, x, z, gamma, rho, Dtp, Dx, matvec)
     gap_at_restart = primal - dual
     it = 0
     restarts = 0
     while it < max_iter and primal - dual > tol * max(1.0, abs(primal)):
         for _ in range(check_every):
-            # dual ascent on p, projected onto |p_e| ≤ γ (F* of γ‖·‖₁)
-            _apply_D(i, j, c, xbar, Dx)
-            for e in range(m):
-                v = p[e] + sigma * Dx[e]
-                p[e] = gamma if v > gamma else (-gamma if v < -gamma else v)
-            # primal step: prox of τ·ρ/2‖x − z‖²
-            _apply_Dt(i, j, c, p, Dtp)
-            for k in range(n):
-                xold[k] = x[k]
-                x[k] = (x[k] - tau * Dtp[k] + tau * rho * z[k]) / (1.0 + tau * rho)
+            matvec(D, xbar, Dx)
+            Dx *= sigma
+            p += Dx
+            np.minimum(p, gamma, out=p)
+            np.maximum(p, -gamma, out=p)
+            matvec(Dt, p, Dtp)
+            xold[:] = x
+            x -= tau * Dtp
+            x += tau * rho * z
+            x /= 1.0 + tau * rho
             theta = 1.0 / math.sqrt(1.0 + 2.0 * rho * tau)
             tau *= theta
             sigma /= theta
-            for k in range(n):
-                xbar[k] = x[k] + theta * (x[k] - xold[k])
+            np.subtract(x, xold, out=xbar)
+            xbar *= theta
+            xbar += x
             it += 1
-        # Dtp = Dᵀp for the current p: the last primal step computed it
-        primal, dual = _gap(i, j, c, x, z, gamma, rho, Dx, Dtp)
+        primal, dual = _gap_numpy(D, x, z, gamma, rho, Dtp, Dx, matvec)
         if primal - dual <= restart_factor * gap_at_restart:
-            # restart the step sizes: the O(1/k²) schedule shrinks τ for ever, while from a
-            # better point the full steps converge again; on this piecewise-quadratic problem
-            # the restarted method converges linearly
-            tau, sigma = tau0, sigma0
-            for k in range(n):
-                xbar[k] = x[k]
+            tau, sigma = tau0, sigma0  # as tv_numba.cp_loop: restart the step sizes
+            xbar[:] = x
             gap_at_restart = primal - dual
             restarts += 1
     return it, primal, dual, restarts
@@ -188,8 +197,9 @@ class ProxResult:
 def tv_prox(edges: Edges, z: np.ndarray, gamma: float, rho: float,
             g0: np.ndarray | None = None, p0: np.ndarray | None = None,
             tol: float = 1e-8, max_iter: int = 100_000, check_every: int = 10,
-            restart_factor: float = 0.5) -> ProxResult:
-    """argmin_g γ‖Dg‖₁ + ρ/2‖g − z‖² by accelerated Chambolle–Pock, warm-started at (g0, p0).
+            restart_factor: float = 0.5, numpy: bool = False) -> ProxResult:
+    """argmin_g γ‖Dg‖₁ + ρ/2‖g − z‖² by accelerated Chambolle–Pock, warm-started at (g0, p0);
+    on numpy's backend (``numpy``) or numba's.
 
     Steps τ0 = 1/‖D‖, σ0 = 1/(τ0‖D‖²) with the bound of ``Edges.step_bound``; θ = 1/√(1+2ρτ).
     The gap is checked every ``check_every`` iterations; when it has fallen below
@@ -203,42 +213,32 @@ def tv_prox(edges: Edges, z: np.ndarray, gamma: float, rho: float,
                                                     -gamma, gamma)
     if edges.m == 0 or gamma == 0.0:
         return ProxResult(z.copy(), p, 0, 0.0, 0.0)
-    it, primal, dual, restarts = _cp_loop(edges.i, edges.j, edges.c, z, float(gamma),
-                                          float(rho), x, p, edges.step_bound(), float(tol),
-                                          int(max_iter), int(check_every),
-                                          float(restart_factor))
+    args = (z, float(gamma), float(rho), x, p, edges.step_bound(), float(tol), int(max_iter),
+            int(check_every), float(restart_factor))
+    if numpy:
+        it, primal, dual, restarts = _cp_loop_numpy(*edges.operators(), *args)
+    else:
+        it, primal, dual, restarts = _nb().cp_loop(edges.i, edges.j, edges.c, *args)
     return ProxResult(x, p, int(it), float(primal), float(dual), int(restarts))
-
-
-@njit(cache=True, parallel=True)
-def _cp_columns(i, j, c, Z, gammas, rhos, X, P, L2, tol, max_iter, check_every,
-                restart_factor, stats):
-    for k in prange(Z.shape[0]):
-        it, primal, dual, restarts = _cp_loop(i, j, c, Z[k], gammas[k], rhos[k], X[k], P[k],
-                                              L2, tol, max_iter, check_every, restart_factor)
-        stats[k, 0] = it
-        stats[k, 1] = primal
-        stats[k, 2] = dual
-        stats[k, 3] = restarts
 
 
 def tv_prox_columns(edges: Edges, Z: np.ndarray, gammas, rhos, G0=None, P0=None,
                     tol: float = 1e-8, max_iter: int = 100_000, check_every: int = 10,
-                    restart_factor: float = 0.5) -> list[ProxResult]:
+                    restart_factor: float = 0.5, numpy: bool = False) -> list[ProxResult]:
     """``tv_prox`` of every column of Z (n×c) on the same edges, column k with (γ_k, ρ_k),
     warm-started at G0[k], P0[k] (None, or a list with None entries, for a cold start); the
-    columns run in parallel threads. Each column's result is bit-for-bit ``tv_prox``'s: the
-    same loop on the same numbers (the multi-class TV and Cheeger steps are c independent
-    proxes)."""
+    columns run in parallel threads (numba) or one after the other (``numpy``). Each column's
+    result is bit-for-bit ``tv_prox``'s on the same backend: the same loop on the same numbers
+    (the multi-class TV and Cheeger steps are c independent proxes)."""
     Z = np.asarray(Z, dtype=np.float64)
     n, k = Z.shape
     gammas = np.broadcast_to(np.asarray(gammas, dtype=np.float64), (k,)).copy()
     rhos = np.broadcast_to(np.asarray(rhos, dtype=np.float64), (k,)).copy()
     G0 = [None] * k if G0 is None else G0
     P0 = [None] * k if P0 is None else P0
-    if edges.m == 0:
+    if edges.m == 0 or numpy:
         return [tv_prox(edges, Z[:, t], gammas[t], rhos[t], G0[t], P0[t], tol, max_iter,
-                        check_every, restart_factor) for t in range(k)]
+                        check_every, restart_factor, numpy) for t in range(k)]
     Zt = np.ascontiguousarray(Z.T)
     X = np.array([Zt[t] if G0[t] is None else np.asarray(G0[t], dtype=np.float64)
                   for t in range(k)])
@@ -251,7 +251,7 @@ def tv_prox_columns(edges: Edges, Z: np.ndarray, gammas, rhos, G0=None, P0=None,
     if run.size:
         sub = np.zeros((run.size, 4))
         Xr, Pr = np.ascontiguousarray(X[run]), np.ascontiguousarray(P[run])
-        _cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]), gammas[run],
+        _nb().cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]), gammas[run],
                     rhos[run], Xr, Pr, edges.step_bound(), float(tol), int(max_iter),
                     int(check_every), float(restart_factor), sub)
         X[run], P[run], stats[run] = Xr, Pr, sub
@@ -267,43 +267,26 @@ def tv_prox_columns(edges: Edges, Z: np.ndarray, gammas, rhos, G0=None, P0=None,
 
 # --------------------------------------------------------------------------- simplex
 
-@njit(cache=True)
-def _michelot_row(v, out, work):
-    """Michelot (1986): project v onto {x ≥ 0, Σx = 1} by repeatedly dropping the
-    coordinates that would go negative and re-spreading the excess over the rest."""
-    n = v.size
-    active = work
-    for k in range(n):
-        active[k] = True
-    na = n
-    while True:
-        s = 0.0
-        for k in range(n):
-            if active[k]:
-                s += v[k]
-        shift = (s - 1.0) / na
-        dropped = 0
-        for k in range(n):
-            if active[k] and v[k] - shift <= 0.0:
-                active[k] = False
-                dropped += 1
-        if dropped == 0:
-            break
-        na -= dropped
-    for k in range(n):
-        out[k] = v[k] - shift if active[k] else 0.0
-
-
-@njit(cache=True)
-def _michelot_rows(V, out):
-    work = np.empty(V.shape[1], dtype=np.bool_)
-    for r in range(V.shape[0]):
-        _michelot_row(V[r], out[r], work)
-
-
-def project_simplex(V: np.ndarray) -> np.ndarray:
-    """Euclidean projection of every row of V onto the unit simplex (Michelot's algorithm)."""
+def project_simplex(V: np.ndarray, numpy: bool = False) -> np.ndarray:
+    """Euclidean projection of every row of V onto the unit simplex: Michelot's algorithm
+    (numba), or with ``numpy`` the sorting form (Held, Wolfe & Crowder 1974), which finds the
+    same support and so the same shift up to the order of its sum."""
     V = np.ascontiguousarray(np.atleast_2d(V), dtype=np.float64)
+    if numpy:
+        return _sorting_projection(V)
     out = np.empty_like(V)
-    _michelot_rows(V, out)
+    _nb().michelot_rows(V, out)
     return out
+
+
+def _sorting_projection(V: np.ndarray) -> np.ndarray:
+    """Rows of V onto the simplex: sort each row down, the support is the longest prefix
+    whose entries stay above (prefix sum − 1)/length, the shift that mean."""
+    n = V.shape[1]
+    U = -np.sort(-V, axis=1)
+    excess = np.cumsum(U, axis=1) - 1.0
+    size = np.arange(1, n + 1)
+    inside = U - excess / size > 0
+    k = n - np.argmax(inside[:, ::-1], axis=1)  # the last column still inside, counted from 1
+    shift = excess[np.arange(V.shape[0]), k - 1] / k
+    return np.maximum(V - shift[:, None], 0.0)

@@ -22,9 +22,9 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ssl_svm.solvers import backend as backends
 from ssl_svm.solvers import graph, kernels, tv
 from ssl_svm.solvers.errors import ProblemError
-from ssl_svm.solvers.jit import njit
 from ssl_svm.solvers.kernels import KernelSpec
 from ssl_svm.solvers.models import KernelExpansion, Model
 from ssl_svm.solvers.multiclass import class_labels
@@ -61,6 +61,7 @@ class TVSetup(_KernelStep):
     lam: float
     r: float
     X: object = None  # the training rows, for the out-of-sample expansion
+    numpy: bool = False  # the TV steps and SMO on numpy's backend, not numba's
     _label_factor: tuple | None = field(default=None, repr=False)
 
     @property
@@ -113,6 +114,7 @@ class LowRankSetup(_KernelStep):
     lam: float
     r: float
     X: object = None
+    numpy: bool = False  # as TVSetup's (the landmark form runs on numba)
     _S: tuple = field(default=None, repr=False)
     _label_factor: tuple | None = field(default=None, repr=False)
 
@@ -155,15 +157,17 @@ def setup(X, spec: KernelSpec, neighbors: int = 10, weights: str = "heat",
           width: float | None = None, lam: float = 1.0, r: float = 1.0,
           memory_limit: int | None = None, factor: bool = True,
           landmarks: np.ndarray | None = None,
-          W: sp.csr_matrix | None = None, search: str = "exact") -> TVSetup | LowRankSetup:
+          W: sp.csr_matrix | None = None, search: str = "exact",
+          numpy: bool = False) -> TVSetup | LowRankSetup:
     """Build the kNN graph (OR-symmetrised, heat weights with t = mean kNN distance unless
     ``width``; or take the weights ``W`` already built) and the kernel system: with
     ``landmarks`` None the exact K (n×n, announced and bounded by ``memory_limit``) and the
     factor of λI + rK; else the Nyström factorisation over those rows (``LowRankSetup``,
-    :func:`kernels.nystrom`); the neighbours by ``search`` (:func:`graph.knn`)."""
+    :func:`kernels.nystrom`); the neighbours by ``search`` (:func:`graph.knn`); ``numpy``: the
+    fit's backend (the exact kernel only)."""
     Xp = kernels.prepare(X)
     if W is None:
-        W, _ = graph.adjacency(*graph.knn(Xp, neighbors, search), weights, width)
+        W, _ = graph.adjacency(*graph.knn(Xp, neighbors, search, numpy=numpy), weights, width)
     edges = tv.Edges.from_adjacency(W)
     if landmarks is not None:
         Z, T = kernels.nystrom(spec, Xp, landmarks, memory_limit)
@@ -175,11 +179,11 @@ def setup(X, spec: KernelSpec, neighbors: int = 10, weights: str = "heat",
     except ProblemError as e:
         raise ProblemError(f"{e}; or use a low-rank kernel (--landmarks M)") from None
     if not factor:
-        return TVSetup(K, None, edges, lam, r, X=X)
+        return TVSetup(K, None, edges, lam, r, X=X, numpy=numpy)
     A = r * K
     A[np.diag_indices_from(A)] += lam
     chol = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-    return TVSetup(K, chol, edges, lam, r, X=X)
+    return TVSetup(K, chol, edges, lam, r, X=X, numpy=numpy)
 
 
 DISAGREE_WARN = 0.05  # fraction of training rows on which -l and the model may differ (at
@@ -261,7 +265,9 @@ class _SVMStep:
         self.base = base if base is not None else _SVMBase(st, yl != 0)
         self.L = self.base.L
         self.yL = yl[self.L].astype(np.float64)
-        self.Q = np.ascontiguousarray(self.base.GL[self.L] * np.outer(self.yL, self.yL))
+        Q = self.base.GL[self.L] * np.outer(self.yL, self.yL)
+        # symmetric to the last bit: SMO reads Q's rows for its columns
+        self.Q = np.ascontiguousarray(0.5 * (Q + Q.T))
         self.mu = mu
         self.beta = np.zeros(self.L.size)
         self.st = st
@@ -273,7 +279,7 @@ class _SVMStep:
         """The SVM step from the RLS step (e0, α0) of the same g (lets several classes share
         one blocked RLS solve)."""
         q = 1.0 - self.yL * e0[self.L]
-        svm_dual_smo(self.Q, q, self.yL, self.mu, self.beta, 1e-10, 100_000)
+        svm_dual_smo(self.Q, q, self.yL, self.mu, self.beta, 1e-10, 100_000, self.st.numpy)
         yb = self.yL * self.beta
         return e0 + self.base.GL @ yb, alpha0 + self.base.AinvL @ yb
 
@@ -284,18 +290,55 @@ def _labels_start(yl: np.ndarray, seed: int) -> np.ndarray:
     return normalize(np.where(yl != 0, yl, 1e-2 * rng.standard_normal(yl.size)))
 
 
-def _hinge_step(e: np.ndarray, yl: np.ndarray, r2: float, mu: float,
-                beta: np.ndarray) -> np.ndarray:
+def _hinge_step(e: np.ndarray, yl: np.ndarray, r2: float, mu: float) -> np.ndarray:
     """The TV-SVM h-step (eqs. 67-70): argmin_h μΣ_L ξ_i + r2/2‖h − e‖² s.t.
     y_i(h_i + b) ≥ 1 − ξ_i, ξ ≥ 0 on the labeled rows L (the unlabeled rows have no label
-    and take h = e). Its dual (69) has Q = I/r2 on L; solved exactly by SMO, β warm."""
+    and take h = e). Its dual (69) has Q = I/r2 on L: separable but for yᵀβ = 0, solved
+    exactly by :func:`separable_dual`."""
     L = np.flatnonzero(yl != 0)
     yL = yl[L]
-    Q = np.eye(L.size) / r2
-    svm_dual_smo(Q, 1.0 - yL * e[L], yL, mu, beta, 1e-12, 1_000_000)
+    beta = separable_dual(1.0 - yL * e[L], yL, r2, mu)
     h = e.copy()
     h[L] += yL * beta / r2
     return h
+
+
+def separable_dual(q: np.ndarray, y: np.ndarray, r2: float, mu: float) -> np.ndarray:
+    """argmin ½‖β‖²/r2 − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ (y = ±1), exactly. With a multiplier ν
+    for yᵀβ = 0 the minimiser is β(ν) = clip(r2(q − νy), 0, μ), and φ(ν) = yᵀβ(ν) is
+    continuous, non-increasing and piecewise linear with knots at y_i q_i and
+    y_i(q_i − μ/r2), positive or zero below them all and negative or zero above: the root
+    lies between the two neighbouring knots a bisection over the sorted knots finds, where φ
+    is linear. The strictly convex objective makes β unique (SMO reaches it to its
+    tolerance; this is the exact point, in O(L log L))."""
+    if q.size == 0:
+        return np.zeros(0)
+
+    def beta(nu: float) -> np.ndarray:
+        return np.clip(r2 * (q - nu * y), 0.0, mu)
+
+    def phi(nu: float) -> float:
+        return float(y @ beta(nu))
+
+    knots = np.unique(np.concatenate([y * q, y * (q - mu / r2)]))
+    lo, hi = 0, knots.size - 1  # φ(knots[lo]) ≥ 0 ≥ φ(knots[hi]) (see above)
+    f_lo, f_hi = phi(knots[lo]), phi(knots[hi])
+    if f_lo <= 0.0:
+        return beta(knots[lo])
+    if f_hi >= 0.0:
+        return beta(knots[hi])
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        f = phi(knots[mid])
+        if f == 0.0:
+            return beta(knots[mid])
+        if f > 0.0:
+            lo, f_lo = mid, f
+        else:
+            hi, f_hi = mid, f
+    # φ is linear between the two knots: its root
+    nu = knots[lo] + f_lo * (knots[hi] - knots[lo]) / (f_lo - f_hi)
+    return beta(nu)
 
 
 def _binary_start(st: TVSetup, yl: np.ndarray, start: str | np.ndarray, max_iter: int,
@@ -360,7 +403,6 @@ def tv_binary(st: TVSetup, yl: np.ndarray, loss: str = "rls", eta: float = 100.0
     l1 = np.zeros(n)
     l2 = np.zeros(n)
     gbar = p = None
-    beta = np.zeros(int(lab.sum()))
     energy = []
     residual = []
     t0 = time.perf_counter()
@@ -375,10 +417,11 @@ def tv_binary(st: TVSetup, yl: np.ndarray, loss: str = "rls", eta: float = 100.0
             h = (eta * yl + r2 * g - l2) / (eta * lab + r2)
             data = 0.5 * eta * float(np.sum((yl[lab] - h[lab]) ** 2))
         else:
-            h = _hinge_step(g - l2 / r2, yl, r2, mu, beta)
+            h = _hinge_step(g - l2 / r2, yl, r2, mu)
             data = mu * float(np.sum(np.maximum(0.0, 1.0 - yl[lab] * h[lab])))
         z = (r1 * f + l1 + r2 * h + l2) / (r1 + r2)
-        res = tv.tv_prox(st.edges, z, gamma, r1 + r2, g0=gbar, p0=p, tol=prox_tol)
+        res = tv.tv_prox(st.edges, z, gamma, r1 + r2, g0=gbar, p0=p, tol=prox_tol,
+                         numpy=st.numpy)
         gbar, p = res.g, res.p
         g_new = normalize(gbar)
         g_new -= _centre(g_new, r)
@@ -481,12 +524,12 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
         Gh = np.empty((n, c))
         tv_it = 0
         results = tv.tv_prox_columns(st.edges, F + Lm / r, gamma, r, G0=gb, P0=ps,
-                                     tol=prox_tol)
+                                     tol=prox_tol, numpy=st.numpy)
         for k, res in enumerate(results):
             gb[k], ps[k] = res.g, res.p
             Gh[:, k] = res.g
             tv_it += res.iterations
-        Gs = tv.project_simplex(Gh)
+        Gs = tv.project_simplex(Gh, st.numpy)
         Gs *= s / np.maximum(np.linalg.norm(Gs, axis=0), 1e-300)
         Lm += r * (F - Gs)
         change = float(np.linalg.norm(Gs - G)) / max(float(np.linalg.norm(G)), 1e-300)
@@ -581,7 +624,8 @@ def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: 
         v = np.sign(f) if r == 0.5 else np.where(f > 0, 2.0 * (1.0 - r), -2.0 * r)
         e, _ = smooth(f + c * v)
         # argmin TV(h) + E/(2c)‖h − e‖²: the ROF prox with γ = 1, ρ = E/c, warm-started
-        res = tv.tv_prox(st.edges, e, 1.0, max(E, 1e-12) / c, g0=h, p0=p, tol=prox_tol)
+        res = tv.tv_prox(st.edges, e, 1.0, max(E, 1e-12) / c, g0=h, p0=p, tol=prox_tol,
+                         numpy=st.numpy)
         h, p = res.g, res.p
         f_new = normalize(np.where(lab, yl, h - _quantile(h, r)))
         change = float(np.linalg.norm(f_new - f)) / max(float(np.linalg.norm(f)), 1e-300)
@@ -697,12 +741,13 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
             V[:, k] = fk + c * np.sign(fk - med)
             rho[k] = max(E, 1e-12) / c
         e, _ = smooth(V)
-        results = tv.tv_prox_columns(st.edges, e, 1.0, rho, G0=hs, P0=ps, tol=prox_tol)
+        results = tv.tv_prox_columns(st.edges, e, 1.0, rho, G0=hs, P0=ps, tol=prox_tol,
+                                     numpy=st.numpy)
         for k, res in enumerate(results):
             hs[k], ps[k] = res.g, res.p
             T[:, k] = res.g - np.median(res.g)
             tv_it += res.iterations
-        S = tv.project_simplex(np.where(lab[:, None], Y, T))
+        S = tv.project_simplex(np.where(lab[:, None], Y, T), st.numpy)
         F_new = S * (math.sqrt(n) / np.maximum(np.linalg.norm(S, axis=0), 1e-300))
         change = float(np.linalg.norm(F_new - F)) / max(float(np.linalg.norm(F)), 1e-300)
         F = F_new
@@ -721,46 +766,45 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
 
 # --------------------------------------------------------------------------- SVM step
 
-@njit(cache=True)
-def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
-    """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ (y = ±1, Q PSD) by SMO with the
-    maximal-violating pair (Keerthi et al. 2001) and the exact clipped pair step. β is a
-    feasible start, updated in place. Returns (iterations, final violation)."""
-    n = q.size
+def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter, numpy: bool = False):
+    """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ (y = ±1, Q symmetric PSD) by SMO with the
+    second-order working set and the exact clipped pair step, to a maximal violation ``tol``;
+    β a feasible start, updated in place; returns (iterations, final violation). numba's loop
+    (:func:`ssl_svm.solvers.tv_numba.svm_dual_smo`), or with ``numpy`` the same steps by
+    whole-array passes: the same pairs (the first best index, as the loop's strict
+    comparisons pick) and the same arithmetic per entry."""
+    if not numpy:
+        from ssl_svm.solvers import tv_numba
+
+        return tv_numba.svm_dual_smo(Q, q, y, mu, beta, tol, max_iter)
     grad = Q @ beta - q
+    pos = y > 0
+    diag = np.diag(Q).copy()
     viol = np.inf
     for it in range(max_iter):
-        # −y_t ∇_t over I_up (β can move along +y) against I_low
-        i = -1
-        j = -1
-        gmax = -np.inf
-        gmin = np.inf
-        for t in range(n):
-            v = -y[t] * grad[t]
-            up = (y[t] > 0 and beta[t] < mu) or (y[t] < 0 and beta[t] > 0)
-            low = (y[t] > 0 and beta[t] > 0) or (y[t] < 0 and beta[t] < mu)
-            if up and v > gmax:
-                gmax = v
-                i = t
-            if low and v < gmin:
-                gmin = v
-                j = t
+        v = -y * grad
+        low = np.where(pos, beta > 0, beta < mu)
+        vu = np.where(np.where(pos, beta < mu, beta > 0), v, -np.inf)
+        i = int(np.argmax(vu))
+        gmax = vu[i]
+        gmin = np.min(np.where(low, v, np.inf)) if v.size else np.inf
         viol = gmax - gmin
-        if i < 0 or j < 0 or viol <= tol:
-            return it, viol
-        # move β_i by +y_i·s and β_j by −y_j·s (keeps yᵀβ): the objective changes by
-        # −s·viol + ½s²·η with η = Q_ii + Q_jj − 2 y_i y_j Q_ij
-        eta = Q[i, i] + Q[j, j] - 2.0 * y[i] * y[j] * Q[i, j]
-        s = viol / eta if eta > 1e-15 else np.inf
+        if gmax == -np.inf or gmin == np.inf or viol <= tol:
+            return it, float(viol)
+        b = gmax + y * grad
+        eta = Q[i, i] + diag - 2.0 * y[i] * y * Q[i]
+        gain = np.where(low & (b > 0.0), b * b / np.where(eta > 1e-12, eta, 1e-12), -1.0)
+        j = int(np.argmax(gain))
+        eta_j = eta[j]
+        s = b[j] / eta_j if eta_j > 1e-15 else np.inf
         s = min(s, (mu - beta[i]) if y[i] > 0 else beta[i])
         s = min(s, beta[j] if y[j] > 0 else (mu - beta[j]))
         di = y[i] * s
         dj = -y[j] * s
         beta[i] += di
         beta[j] += dj
-        for t in range(n):
-            grad[t] += Q[t, i] * di + Q[t, j] * dj
-    return max_iter, viol
+        grad += Q[i] * di + Q[j] * dj
+    return max_iter, float(viol)
 
 
 # --------------------------------------------------------------------------- ssl-train
@@ -778,12 +822,123 @@ def _share(name: str, params: dict, yl: np.ndarray) -> float:
     return r
 
 
-def _fit_tv(name: str):
+@dataclass
+class _Plan:
+    """What a TV fit will build, decided before anything is: the landmarks (None: the exact
+    kernel), the neighbour search, the backend, whether the RLS system is factored."""
+    m: int | None
+    search: str
+    numpy: bool
+    factor: bool
+
+
+def _plan(name: str, X, y: np.ndarray, multi: bool, params: dict, max_memory,
+          backend) -> _Plan:
+    """The form of the fit (exact or landmarks) within ``max_memory``, refused before the graph
+    when it cannot fit; the neighbour search; the backend (:func:`backends.backend`)."""
+    n = X.shape[0]
+    # what setup() holds at once: K and the factor of λI + rK (exact kernel) or the Nyström
+    # factor and its copy (the landmark form: Z and LowRankSetup's label system)
+    exact = [(f"kernel matrix {n}×{n}", 8 * n * n), (f"factor {n}×{n}", 8 * n * n)]
+    m = kernels.kernel_form(name, params["landmarks"], n, int(np.sum(y != 0)), exact,
+                            max_memory, copies=2)
+    kernels.check_plan([(f"Nyström factor {n}×{m}", kernels.landmark_bytes(n, m, 2))]
+                       if m else exact, max_memory)
+    search, _ = graph.knn_search(params["knn"], X, max_memory)
+    on = backends.backend(name, n, X.nnz, {"backend": backend, **params, "landmarks": m,
+                                           "knn": search})
+    return _Plan(m, search, on.numpy, not (multi and name == "tvrls"))
+
+
+def _system(name: str, X, y: np.ndarray, params: dict, plan: _Plan, max_memory,
+            warm) -> tuple[TVSetup | LowRankSetup, KernelSpec, dict]:
+    """The graph and the kernel system of the rows X (:func:`setup`), or ``warm``'s when they
+    were built for the same rows with the same parameters (the check's folds: nothing in them
+    depends on the labels, except the landmarks, compared); returns (system, kernel, what
+    ``model.warm`` keeps)."""
+    landmarks = kernels.choose_landmarks(y, plan.m) if plan.m else None
+    key = tuple((p, params[p]) for p in ("neighbors", "graph_weights", "heat_width", "kernel",
+                                         "gamma", "degree", "coef0", "lambda", "r1",
+                                         "graph_metric"))
+    key += (("search", plan.search), ("numpy", plan.numpy), ("factor", plan.factor),
+            ("rows", X.shape))
+    if (warm and warm.get("key") == key and
+            np.array_equal(warm["landmarks"] if warm["landmarks"] is not None else [],
+                           landmarks if landmarks is not None else [])):
+        return warm["setup"], warm["spec"], warm
+    idx, dist = graph.knn(kernels.prepare(X), params["neighbors"], plan.search,
+                          numpy=plan.numpy)
+    W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
+    if params["gamma"] is None and params["kernel"] == "rbf":
+        gamma, how = graph.graph_gamma(t, float(np.mean(dist)), X)
+    else:
+        gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
+    if how != "given" and params["kernel"] != "linear":
+        log.info("%s: kernel γ = %.6g (%s)", name, gamma, how)
+    spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
+                      float(params["coef0"]))
+    st = setup(X, spec, params["neighbors"], params["graph_weights"], params["heat_width"],
+               params["lambda"], params["r1"], max_memory, factor=plan.factor,
+               landmarks=landmarks, W=W, numpy=plan.numpy)
+    return st, spec, {"key": key, "landmarks": landmarks, "setup": st, "spec": spec}
+
+
+def _solve(name: str, st, y: np.ndarray, classes: list, params: dict) -> tuple:
+    """The splitting (TV) or inverse-power (Cheeger) iteration on the system ``st`` for labels
+    y (0 = none), binary or multi-class by the classes; returns (result, class order, the
+    defaults taken, more statistics)."""
     method, loss = ("cheeger", name.split("-")[1]) if name.startswith("cheeger") else \
         ("tv", name[2:])
+    common = dict(max_iter=params["max_iter"], tol=params["epsilon"],
+                  prox_tol=params["prox_tol"])
+    extra = {}
+    more_stats = {}
+    if len(classes) > 2:
+        if params.get("positive_fraction") is not None:
+            log.warning("%s: -R is for two classes; with %d classes it is ignored", name,
+                        len(classes))
+        lab = y != 0
+        Y = (y[:, None] == np.asarray(classes, dtype=np.float64)[None, :]).astype(float)
+        if method == "tv":
+            extra["tv_gamma"] = (TV_GAMMA_MULTICLASS if params["tv_gamma"] is None
+                                 else params["tv_gamma"])
+            res = tv_multiclass(st, Y, lab, loss, eta=params.get("eta", 100.0),
+                                gamma=extra["tv_gamma"], mu=params.get("mu", 100.0),
+                                class_norm=params["class_norm"], **common)
+            extra["start"] = "labels"  # the multi-class splitting starts from the labels
+        else:
+            extra["start"] = cheeger_start(Y, lab, params["start"])
+            why = ""
+            if params["start"] == "auto":
+                why = (" (auto: one labeled row in some class)" if extra["start"] == "tv"
+                       else " (auto: at least two labeled rows per class)")
+            log.info("%s start: %s%s", name, extra["start"], why)
+            res = cheeger_multiclass(st, Y, lab, loss, c=params["cheeger_step"],
+                                     mu=params.get("mu", 1.0), start=extra["start"], **common)
+        return res, list(classes), extra, more_stats
+    yl = np.where(y == 0, 0.0, np.where(y == classes[1], 1.0, -1.0))
+    r = _share(name, params, yl)
+    more_stats["positive_fraction"] = [r]
+    if method == "tv":
+        extra["tv_gamma"] = (TV_GAMMA_BINARY if params["tv_gamma"] is None
+                             else params["tv_gamma"])
+        res = tv_binary(st, yl, loss, eta=params.get("eta", 100.0), gamma=extra["tv_gamma"],
+                        r2=params["r2"], mu=params.get("mu", 100.0), start=params["start"],
+                        r=r, **common)
+    else:
+        extra["start"] = "labels"  # binary Cheeger starts from the labels
+        res = cheeger(st, yl, loss, c=params["cheeger_step"], mu=params.get("mu", 1.0), r=r,
+                      **common)
+    return res, [classes[1], classes[0]], extra, more_stats
 
-    def fit(X, y, cost, params, max_memory=None):
-        """Train on all rows of X (label 0 = unlabeled); binary or multi-class by the labels."""
+
+def _fit_tv(name: str):
+    def fit(X, y, cost, params, max_memory=None, warm=None, backend=None):
+        """Train on all rows of X (label 0 = unlabeled); binary or multi-class by the labels.
+        ``warm``: the ``model.warm`` of a fit on the same rows, whose graph and kernel system
+        are reused when built with the same parameters (the check's folds, which hide their
+        labels). ``backend`` as :func:`ssl_svm.solvers.linear.fit_svm`'s (numpy: the exact
+        kernel with the exact neighbour search)."""
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d = X.shape
@@ -794,86 +949,17 @@ def _fit_tv(name: str):
             raise ProblemError(f"{name} needs at least two classes among the labeled rows")
         if cost is not None and np.any(np.asarray(cost) != 1.0):
             log.warning("%s: per-row cost factors (cost:) are ignored", name)
-        multi = len(classes) > 2
-        # what setup() holds at once, checked before the graph is built: K and the factor
-        # of λI + rK (exact kernel) or the Nyström factor and its copy
-        exact = [(f"kernel matrix {n}×{n}", 8 * n * n), (f"factor {n}×{n}", 8 * n * n)]
-        # the landmark form holds the features Z and a copy (LowRankSetup's label system)
-        m = kernels.kernel_form(name, params["landmarks"], n, int(np.sum(y != 0)), exact,
-                                max_memory, copies=2)
-        kernels.check_plan([(f"Nyström factor {n}×{m}", kernels.landmark_bytes(n, m, 2))]
-                           if m else exact, max_memory)
-        search, _ = graph.knn_search(params["knn"], X, max_memory)
+        plan = _plan(name, X, y, len(classes) > 2, params, max_memory, backend)
         ts = time.perf_counter()
-        idx, dist = graph.knn(kernels.prepare(X), params["neighbors"], search)
-        W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
-        if params["gamma"] is None and params["kernel"] == "rbf":
-            gamma, how = graph.graph_gamma(t, float(np.mean(dist)), X)
-        else:
-            gamma, how = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
-        if how != "given" and params["kernel"] != "linear":
-            log.info("%s: kernel γ = %.6g (%s)", name, gamma, how)
-        spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
-                          float(params["coef0"]))
-        log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
-                 int(np.sum(y == 0)), len(classes), "multi-class" if multi else "binary",
-                 spec.describe())
-        st = setup(X, spec, params["neighbors"], params["graph_weights"], params["heat_width"],
-                   params["lambda"], params["r1"], max_memory,
-                   factor=not (multi and method == "tv" and loss == "rls"),
-                   landmarks=kernels.choose_landmarks(y, m) if m else None, W=W)
+        st, spec, kept = _system(name, X, y, params, plan, max_memory, warm)
         setup_time = time.perf_counter() - ts
-        log.info("graph (%d edges), kernel and factor%s: %.2f s", st.edges.m,
+        log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
+                 int(np.sum(y == 0)), len(classes),
+                 "multi-class" if len(classes) > 2 else "binary", spec.describe())
+        log.info("graph (%d edges), kernel and factor%s: %.2f s%s", st.edges.m,
                  f" (Nyström, {st.Z.shape[1]} of {st.landmarks.size} landmark directions)"
-                 if m else "", setup_time)
-        common = dict(max_iter=params["max_iter"], tol=params["epsilon"],
-                      prox_tol=params["prox_tol"])
-        extra = {}
-        more_stats = {}
-        if multi:
-            if params.get("positive_fraction") is not None:
-                log.warning("%s: -R is for two classes; with %d classes it is ignored", name,
-                            len(classes))
-            order = classes
-            lab = y != 0
-            Y = (y[:, None] == np.asarray(classes, dtype=np.float64)[None, :]).astype(float)
-            if method == "tv":
-                extra["tv_gamma"] = (TV_GAMMA_MULTICLASS if params["tv_gamma"] is None
-                                     else params["tv_gamma"])
-                res = tv_multiclass(st, Y, lab, loss, eta=params.get("eta", 100.0),
-                                    gamma=extra["tv_gamma"], mu=params.get("mu", 100.0),
-                                    class_norm=params["class_norm"], **common)
-                extra["start"] = "labels"  # the multi-class splitting starts from the labels
-            else:
-                extra["start"] = cheeger_start(Y, lab, params["start"])
-                why = ""
-                if params["start"] == "auto":
-                    why = (" (auto: one labeled row in some class)" if extra["start"] == "tv"
-                           else " (auto: at least two labeled rows per class)")
-                log.info("%s start: %s%s", name, extra["start"], why)
-                res = cheeger_multiclass(st, Y, lab, loss, c=params["cheeger_step"],
-                                         mu=params.get("mu", 1.0), start=extra["start"],
-                                         **common)
-            coef, F = res.alpha, res.f
-        else:
-            order = [classes[1], classes[0]]
-            yl = np.where(y == 0, 0.0, np.where(y == classes[1], 1.0, -1.0))
-            if method == "tv":
-                extra["tv_gamma"] = (TV_GAMMA_BINARY if params["tv_gamma"] is None
-                                     else params["tv_gamma"])
-                r = _share(name, params, yl)
-                res = tv_binary(st, yl, loss, eta=params.get("eta", 100.0),
-                                gamma=extra["tv_gamma"], r2=params["r2"],
-                                mu=params.get("mu", 100.0), start=params["start"], r=r,
-                                **common)
-                more_stats["positive_fraction"] = [r]
-            else:
-                extra["start"] = "labels"  # binary Cheeger starts from the labels
-                r = _share(name, params, yl)
-                res = cheeger(st, yl, loss, c=params["cheeger_step"], mu=params.get("mu", 1.0),
-                              r=r, **common)
-                more_stats["positive_fraction"] = [r]
-            coef, F = res.alpha[:, None], res.f[:, None]
+                 if plan.m else "", setup_time, " (reused)" if kept is warm else "")
+        res, order, extra, more_stats = _solve(name, st, y, classes, params)
         if not res.converged:
             log.warning("%s stopped at its iteration limit (%d) before the relative change "
                         "fell to %g", name, res.iterations, params["epsilon"])
@@ -882,7 +968,8 @@ def _fit_tv(name: str):
         used = dict(params)
         used.update(extra)  # the defaults actually taken for this class count
         used["graph_metric"] = metric
-        used["knn"] = search
+        used["knn"] = plan.search
+        coef = res.alpha.reshape(n, -1)
         rows, coef = st.expansion(coef)
         model = Model(name, order, d, KernelExpansion(spec, rows, coef, np.zeros(coef.shape[1]),
                                                       unit_rows=metric == "cosine",
@@ -893,7 +980,9 @@ def _fit_tv(name: str):
                        "n_unlabeled": [int(np.sum(y == 0))], "graph_edges": [st.edges.m],
                        "kernel_gamma": [spec.gamma], "setup_time": [setup_time],
                        "train_time": [time.perf_counter() - t0], **more_stats}
+        F = res.f.reshape(n, -1)
         model.train_values = F
+        model.warm = kept
         _check_outputs(name, model, F, st.kmul(res.alpha.reshape(n, -1)), y == 0, res)
         return model
 

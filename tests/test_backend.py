@@ -35,11 +35,16 @@ def test_the_decision_from_size_solver_and_options():
             assert be.name == "numba" and "landmark form runs on numba" in be.reason
             be = backends.backend(name, 10, 10, {"knn": "approximate"})
             assert be.name == "numba" and "approximate neighbour search" in be.reason
-        for name in ("usmo", "tvrls", "cheeger-svm"):
-            be = backends.backend(name, 10, 10)
-            assert be.name == "numba" and "no numpy path" in be.reason
-            with pytest.raises(ValueError, match="no numpy path"):
-                backends.backend(name, 10, 10, {"backend": "numpy"})
+        for name in ("tvrls", "tvsvm", "cheeger-rls", "cheeger-svm"):
+            assert backends.backend(name, 1000, 10**7).numpy
+            be = backends.backend(name, 1001, 10)
+            assert be.name == "numba" and "1,001 rows, over 1,000" in be.reason
+            be = backends.backend(name, 10, 10, {"landmarks": 5})
+            assert be.name == "numba" and "landmark form runs on numba" in be.reason
+        be = backends.backend("usmo", 10, 10)
+        assert be.name == "numba" and "no numpy path" in be.reason
+        with pytest.raises(ValueError, match="no numpy path"):
+            backends.backend("usmo", 10, 10, {"backend": "numpy"})
         with pytest.raises(ValueError, match="backend must be one of"):
             backends.backend("svm", 10, 10, {"backend": "gpu"})
     # a command (outside history_free) whose process runs numba already uses it
@@ -47,7 +52,7 @@ def test_the_decision_from_size_solver_and_options():
 
     be = backends.backend("svm", 500, 10)
     assert be.name == "numba" and "already runs" in be.reason
-    assert backends.has_numpy_path("lapsvm") and not backends.has_numpy_path("tvrls")
+    assert backends.has_numpy_path("lapsvm") and not backends.has_numpy_path("usmo")
     assert all(n in ALGORITHMS for n in backends.NUMPY_PATHS)
 
 
@@ -82,7 +87,10 @@ def test_the_command_prints_its_backend_with_the_parameters(tmp):
     assert "check against the supervised svm" in r.stderr
     r = ssl_train("-a", "tvrls", SAMPLES / "pcmac.train", tmp / "m")
     line = next(x for x in r.stderr.splitlines() if x.startswith("tvrls: kernel="))
-    assert line.endswith("backend=numba (tvrls has no numpy path)"), line
+    assert line.endswith("backend=numpy (500 rows, at most 1,000: no compiler to start)"), line
+    r = ssl_train("-a", "usmo", "--negatives-as-unlabeled", SAMPLES / "pcmac.train", tmp / "m")
+    line = next(x for x in r.stderr.splitlines() if x.startswith("usmo: "))
+    assert line.endswith("backend=numba (usmo has no numpy path)"), line
 
 
 def test_a_commands_check_stays_on_numpy_while_its_folds_cost_less_than_numba(monkeypatch):
@@ -100,7 +108,7 @@ def test_a_commands_check_stays_on_numpy_while_its_folds_cost_less_than_numba(mo
     assert budget.numpy_work_left(10**18) == 0
 
 
-@pytest.mark.parametrize("algo", ["svm", "tsvm", "lapsvm"])
+@pytest.mark.parametrize("algo", ["svm", "tsvm", "lapsvm", "tvsvm", "cheeger-svm"])
 def test_a_small_command_loads_no_numba_nor_numpys_unused_parts(tmp, algo):
     """A small fit never starts numba, its check included (tsvm's five folds on numpy), and
     numpy's f2py and testing (which scipy's import touches, 0.1 s) stay unloaded; code that
@@ -185,3 +193,127 @@ def test_the_lazy_import_finder_never_asks_itself():
             "numpy.testing.assert_allclose([1.0], [1.0])\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def _tv_sets():
+    """usps49-10 (binary, 1,296 rows) and three Gaussian classes in 5 dimensions, 300 rows, a
+    fifth of them labeled (the multi-class formulations; every solver converges there, as a
+    comparison of two backends needs: a splitting stopped at its iteration limit amplifies
+    rounding)."""
+    import scipy.sparse as sp
+
+    d = read_dataset(str(shared("bench", "usps49-10", "train.svm")))
+    rng = np.random.RandomState(0)
+    centres = rng.randn(3, 5) * 3
+    X = np.vstack([centres[k] + rng.randn(100, 5) for k in range(3)])
+    y = np.repeat([1.0, 2.0, 3.0], 100)
+    y[rng.rand(300) < 0.8] = 0.0
+    return {"usps49-10": (d.X, d.y), "three classes": (sp.csr_matrix(X), y)}
+
+
+@pytest.mark.parametrize("name", ["tvrls", "tvsvm", "cheeger-rls", "cheeger-svm"])
+def test_both_backends_give_the_same_tv_fit(name):
+    """The TV family's exact form on numpy (Chambolle-Pock by sparse products, the sorting
+    simplex projection, SMO by whole-array passes) and on numba: the same predictions, the
+    same iterations, energies within 1e-9 relative; binary and multi-class."""
+    algo = ALGORITHMS[name]
+    for set_name, (X, y) in _tv_sets().items():
+        fits = {be: algo.fit(X, y, np.ones(y.size), algo.defaults(), backend=be)
+                for be in ("numpy", "numba")}
+        a, b = fits["numpy"], fits["numba"]
+        assert a.stats["converged"] == [1.0], set_name
+        assert a.stats["iterations"] == b.stats["iterations"], set_name
+        np.testing.assert_array_equal(a.predict(X), b.predict(X), err_msg=set_name)
+        np.testing.assert_allclose(a.stats["energy"], b.stats["energy"], rtol=1e-9,
+                                   err_msg=set_name)
+        np.testing.assert_allclose(a.train_values, b.train_values, rtol=1e-6, atol=1e-8)
+
+
+def test_the_numpy_tv_kernels_equal_numbas():
+    """The prox (the same iterations and result to rounding), the simplex projection and SMO
+    (the same pairs: the same β to the last bit) on both backends."""
+    import scipy.sparse as sp
+
+    from ssl_svm.solvers import tv, tv_numba, tvsvm
+
+    rng = np.random.default_rng(0)
+    W = sp.random(300, 300, density=0.03, random_state=2)
+    edges = tv.Edges.from_adjacency(sp.triu(W, 1) + sp.triu(W, 1).T)
+    for gamma, rho in ((0.1, 1.0), (1.0, 0.3), (5.0, 2.0)):
+        z = rng.normal(size=300)
+        a = tv.tv_prox(edges, z, gamma, rho, tol=1e-8, numpy=True)
+        b = tv.tv_prox(edges, z, gamma, rho, tol=1e-8)
+        assert a.iterations == b.iterations and a.restarts == b.restarts
+        np.testing.assert_allclose(a.g, b.g, rtol=1e-9, atol=1e-9)
+        assert a.primal == pytest.approx(b.primal, rel=1e-12)
+    V = np.vstack([rng.normal(size=(200, 6)) * s for s in (0.01, 1.0, 10.0)])
+    V[0], V[1] = [1.0, 0, 0, 0, 0, 0], 5.0
+    out = np.empty_like(V)
+    tv_numba.michelot_rows(V, out)
+    np.testing.assert_allclose(tv.project_simplex(V, numpy=True), out, atol=1e-14)
+    for n in (1, 7, 60):
+        A = rng.normal(size=(n, n))
+        Q = A @ A.T / n
+        Q = 0.5 * (Q + Q.T)
+        y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+        q = rng.normal(size=n)
+        b1, b2 = np.zeros(n), np.zeros(n)
+        r1 = tvsvm.svm_dual_smo(Q, q, y, 2.0, b1, 1e-10, 100_000, numpy=True)
+        r2 = tvsvm.svm_dual_smo(Q, q, y, 2.0, b2, 1e-10, 100_000)
+        assert r1 == r2
+        np.testing.assert_array_equal(b1, b2)
+
+
+def test_the_exact_hinge_step_is_smos_optimum():
+    """TV-SVM's h-step dual (Q = I/r2) solved exactly over the knots of its multiplier: the
+    optimum SMO reaches at a tight tolerance, never a worse objective, on random problems
+    with ties, one class only, and all at a bound."""
+    from ssl_svm.solvers import tvsvm
+
+    rng = np.random.default_rng(0)
+    cases = [(np.ones(5), np.array([1.0, 1, 1, 1, 1])), (np.zeros(4), np.array([1.0, -1, 1, -1])),
+             (np.full(6, 50.0), np.array([1.0, -1, -1, 1, 1, 1]))]
+    for _ in range(300):
+        n = int(rng.integers(1, 50))
+        y = np.where(rng.random(n) < rng.random(), 1.0, -1.0)
+        q = np.round(rng.normal(size=n) * rng.choice([0.1, 1.0, 10.0]), 1)  # ties
+        cases.append((q, y))
+    for k, (q, y) in enumerate(cases):
+        r2, mu = (0.5, 1.0, 3.0)[k % 3], (0.1, 1.0, 100.0)[k % 3]
+        beta = tvsvm.separable_dual(q, y, r2, mu)
+        ref = np.zeros(q.size)
+        tvsvm.svm_dual_smo(np.eye(q.size) / r2, q, y, mu, ref, 1e-13, 10**6)
+        assert abs(float(y @ beta)) <= 1e-9 and beta.min() >= 0.0 and beta.max() <= mu
+        assert (0.5 * float(beta @ beta) / r2 - float(q @ beta)
+                <= 0.5 * float(ref @ ref) / r2 - float(q @ ref) + 1e-10)
+        np.testing.assert_allclose(beta, ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["tvsvm", "cheeger-rls"])
+def test_a_tv_fold_reuses_the_fits_graph_and_kernel_and_equals_a_fresh_fit(name):
+    """The check's folds (rows_reuse): a fit with some labels hidden, given the full fit's
+    ``model.warm``, takes its graph and kernel system (said) and gives the model a fit from
+    scratch gives, to the last bit; landmarks chosen from other labels are not reused."""
+    algo = ALGORITHMS[name]
+    assert algo.rows_reuse
+    d = read_dataset(str(SAMPLES / "pcmac.train"))
+    params = algo.defaults()
+    full = algo.fit(d.X, d.y, np.ones(d.y.size), params)
+    hidden = d.y.copy()
+    hidden[np.flatnonzero(d.y)[::5]] = 0.0
+    fresh = algo.fit(d.X, hidden, np.ones(d.y.size), params)
+    reused = algo.fit(d.X, hidden, np.ones(d.y.size), params,
+                      warm={**full.warm, "seeds": None})
+    assert reused.warm["setup"] is full.warm["setup"]
+    assert fresh.warm["setup"] is not full.warm["setup"]
+    np.testing.assert_array_equal(reused.train_values, fresh.train_values)
+    np.testing.assert_array_equal(reused.function.coef, fresh.function.coef)
+    # another graph: nothing reused
+    other = algo.fit(d.X, hidden, np.ones(d.y.size), {**params, "neighbors": 7},
+                     warm=full.warm)
+    assert other.warm["setup"] is not full.warm["setup"]
+    # the landmark form: the landmarks follow the labels, so a fold's are its own
+    lm = {**params, "landmarks": 60}
+    full = algo.fit(d.X, d.y, np.ones(d.y.size), lm)
+    fold = algo.fit(d.X, hidden, np.ones(d.y.size), lm, warm=full.warm)
+    assert fold.warm["setup"] is not full.warm["setup"]

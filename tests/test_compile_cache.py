@@ -43,11 +43,11 @@ def test_a_first_run_with_workers_says_it_compiles_once(tmp):
     the first to do so says it, on stderr (a worker's log prints nothing), and no other process
     of the run repeats it."""
     env = {"NUMBA_CACHE_DIR": str(tmp / "cache"), "SSL_SVM_SERIAL_SECONDS": "0"}
-    # (tvrls: it has no numpy path, lapsvm's 500 rows would run on numpy)
-    r = run("ssl-tune", "-q", "-a", "tvrls", "-j", "2", "-G", "lambda=0.1:10:x10",
-            SAMPLES / "pcmac.train", check=0, env=env)
+    # (usmo: it has no numpy path; the other kernel solvers' 500 rows would run on numpy)
+    r = run("ssl-tune", "-q", "-a", "usmo", "--negatives-as-unlabeled", "-j", "2", "-G",
+            "lambda=0.1:10:x10", SAMPLES / "pcmac.train", check=0, env=env)
     notices = [x for x in r.stderr.splitlines() if "numba" in x]
-    assert notices == ["ssl-tune: first run of tvrls: compiling its numba code once (up to "
+    assert notices == ["ssl-tune: first run of usmo: compiling its numba code once (up to "
                        "a minute; later runs load it from the cache)"], r.stderr
 
     # ssl-predict's parent compiles nothing: the line comes from a worker (pieces of 4 MB

@@ -194,7 +194,7 @@ def test_tv_binary_hinge_step_is_the_exact_minimiser():
     yl = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     yl[:10] = 0.0
     r2, mu = 2.0, 0.7
-    h = tvsvm._hinge_step(e, yl, r2, mu, np.zeros(20))
+    h = tvsvm._hinge_step(e, yl, r2, mu)
     L = yl != 0
 
     def obj(hh, b):
