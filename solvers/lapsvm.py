@@ -720,13 +720,219 @@ def kernel_spec(params: dict, X, graph_stats: dict | None = None, tag: str = "")
                       float(params["coef0"]))
 
 
+@dataclass
+class FitPlan:
+    """What a fit will build and run, decided before the graph: the solver (``newton``,
+    ``pcg``, or ``landmarks``), its iteration limit and early stop, the graph's neighbours and
+    Laplacian degree, the form (``m`` landmarks, None for the exact n×n one) and its landmark
+    fit, the neighbour search, the backend, the one-vs-rest tasks."""
+    solver: str
+    early: str
+    max_iter: int
+    k_nn: int
+    lap_deg: int
+    m: int | None
+    how_fit: str
+    search: str
+    numpy: bool
+    order: list
+    tasks: list
+
+
+def fit_plan(name: str, X, y, params: dict, validation, max_memory, warm, backend) -> FitPlan:
+    """The plan of a fit on rows X (metric applied) and labels y: the solver and its limits,
+    the graph, the form within ``max_memory`` (refused here, before anything is built, when
+    it cannot fit), the backend (:func:`backends.backend`). ``warm``: a previous fit's, whose
+    exact-form kernel is not counted again."""
+    n = X.shape[0]
+    on_numpy = backends.backend(name, n, X.nnz, {"backend": backend, **params}).numpy
+    solver = params["solver"]
+    if solver == "auto":
+        solver = "newton" if n <= DIRECT_MAX_ROWS else "pcg"
+    early = params["early_stop"]
+    if solver == "newton" and early != "stability" and early != "none":
+        log.warning("--early-stop %s applies to pcg only; newton solves exactly", early)
+    if early in ("validation", "mixed") and validation is None and solver == "pcg":
+        raise ProblemError(f"--early-stop {early} needs --validation FILE")
+    max_iter = params["max_iter"]
+    if max_iter is None:
+        max_iter = 50 if solver == "newton" else 10 * n
+    k_nn, lap_deg, how = graph_mod.auto_graph(X, params["neighbors"],
+                                              params["laplacian_degree"])
+    if how != "given":
+        log.info("graph: %d neighbours, Laplacian degree %d (%s)", k_nn, lap_deg, how)
+    n_lab = int(np.sum(y != 0))
+    nb = n + 1 if params["bias"] > 0 else n
+    # what the exact form holds at once: K, and for Newton its system (plus two
+    # intermediates of L^{p-1}K when p > 1)
+    plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
+    if solver == "newton":
+        plan.append((f"Newton system {nb}×{nb}", 8 * nb * nb * (3 if lap_deg > 1 else 1)))
+    order, tasks = binary_tasks(y)
+    how_fit = params["landmark_fit"]
+    m = None
+    if not (params["landmarks"] is None and params["solver"] == "newton"):
+        # (--solver newton given, landmarks auto: the exact form asked for)
+        m = kernels.kernel_form(name, params["landmarks"], n, n_lab, plan, max_memory,
+                                1 if how_fit == "restrict" else 0)
+    if m is None:
+        if warm is None or warm.get("n") != n:  # checked before the graph is built
+            kernels.check_plan(plan, max_memory)
+    else:
+        if how_fit == "auto":
+            how_fit = "restrict" if m >= n else "project"
+            log.info("%s: landmark fit %s (auto: %s)", name, how_fit,
+                     "every row is a landmark" if m >= n else "fewer landmarks than rows")
+        if how_fit == "restrict":
+            need = [(f"Nyström features {n}×{m}", kernels.landmark_bytes(n, m))]
+        else:  # the system, the values of every task and the CG vectors
+            need = [(f"landmark system {m}×{m}", kernels.landmark_bytes(n, m, 0)),
+                    (f"graph values {n}×{len(tasks) + 6}", 8 * n * (len(tasks) + 6))]
+        kernels.check_plan(need, max_memory)
+        if solver == "newton" and params["solver"] != "auto":
+            log.info("%s: --solver newton: the landmark form is solved by Newton always",
+                     name)
+        if early != "stability" and early != "none":
+            log.warning("--early-stop %s applies to the exact form's pcg only; the landmark "
+                        "form solves exactly", early)
+        solver = "landmarks"
+    search, _ = graph_mod.knn_search(params["knn"], X, max_memory)
+    return FitPlan(solver, early, max_iter, k_nn, lap_deg, m, how_fit, search, on_numpy,
+                   order, tasks)
+
+
+def fit_graph(X, metric: str, params: dict, plan: FitPlan, warm) -> tuple:
+    """(prepared rows, Laplacian, graph statistics, seconds, key, warm): the graph of the
+    plan, or ``warm``'s when built on as many rows with the same key (``warm`` becomes None
+    when it is not: its kernel and seeds belong to other rows)."""
+    n = X.shape[0]
+    gkey = (plan.k_nn, metric, plan.search, params["graph_weights"], params["heat_width"],
+            params["laplacian"], plan.lap_deg)
+    if warm is not None and warm["graph_key"] == gkey and warm["n"] == n:
+        return warm["Xp"], warm["lap"], warm["gstats"], 0.0, gkey, warm
+    Xp = kernels.prepare(X)  # once for the graph, the kernel and the validation rows
+    tg = time.perf_counter()
+    lap, gstats = graph_mod.build(Xp, plan.k_nn, params["graph_weights"],
+                                  params["heat_width"], params["laplacian"] == "normalized",
+                                  plan.lap_deg, plan.search, numpy=plan.numpy)
+    return Xp, lap, gstats, time.perf_counter() - tg, gkey, None
+
+
+def fit_kernel(spec: KernelSpec, Xp, lap, y, plan: FitPlan, warm, init, max_memory) -> tuple:
+    """(K, landmark system, seeds, seconds, reused): the kernel form of the plan, the exact
+    n×n matrix (K) or the landmark system, or ``warm``'s when made with the same kernel and
+    form (then its seeds, a warm start); else the seeds of ``init`` (ssl-train --init, exact
+    form only)."""
+    n = Xp.shape[0]
+    if (warm is not None and warm["kernel"] == spec and warm.get("landmarks") == plan.m
+            and warm.get("n") == n and warm.get("landmark_fit") == plan.how_fit):
+        log.info("graph and kernel reused from the previous fit (warm start)")
+        return warm.get("K"), warm.get("system"), warm["seeds"], 0.0, True
+    tk = time.perf_counter()
+    K = system = None
+    if plan.m is None:
+        K = kernels.gram(spec, Xp, max_memory)
+    else:
+        system = LandmarkSystem.build(spec, Xp, lap, kernels.choose_landmarks(y, plan.m),
+                                      max_memory, plan.how_fit)
+    if init is not None and plan.m is not None:
+        log.info("--init: the landmark form solves exactly from its own start")
+    return K, system, init if plan.m is None else None, time.perf_counter() - tk, False
+
+
+@dataclass
+class TaskFits:
+    """The one-vs-rest tasks' solutions: the expansion (coefficients per task over ``rows``,
+    biases), the values on the training rows, the statistics per task, and the landmark
+    form's coefficients (the seeds of a next fit)."""
+    rows: object
+    coef: np.ndarray
+    b: np.ndarray
+    values: np.ndarray
+    stats: dict
+    betas: list
+
+
+def solve_tasks(name: str, hinge: bool, plan: FitPlan, X, Xp, y, c, params: dict, K, system,
+                lap, seeds, Kv, yv, max_memory) -> TaskFits:
+    """Every one-vs-rest task of the plan on its kernel form: Newton or PCG on the exact
+    form (on the plan's backend; Newton's factors shared by tasks with the same matrix), the
+    landmark Newton (restricted) or the graph Newton-CG and its projection on the landmarks;
+    ``Kv``, ``yv``: the validation rows' kernel block and labels (PCG's early stop)."""
+    n = Xp.shape[0]
+    how_fit = plan.how_fit
+    project = system is not None and how_fit == "project"
+    rows = X if system is None else X[system.landmarks]
+    if project:
+        glap, gorder = local_order(lap)
+    tasks = plan.tasks
+    coef = np.zeros((rows.shape[0], len(tasks)))
+    bs = np.zeros(len(tasks))
+    stats: dict[str, list] = {}
+    F_train = np.zeros((n, len(tasks)))
+    betas = []
+    ts = time.perf_counter()
+    factors: dict = {}  # Newton's last LU factors, for the next task with the same matrix
+    for k, pos in enumerate(tasks):
+        Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
+        tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
+        val = None
+        if Kv is not None:
+            val = Validation(Kv, np.where(yv == pos, 1.0, -1.0))
+        seed = nth_seed(seeds, k)
+        if project:
+            res = graph_newton(glap, Y[gorder], c[gorder], params["gamma_a"],
+                               params["gamma_i"], hinge, params["max_iter"] or 50, tag=tag)
+            res.f = np.empty(n)
+            res.f[gorder] = res.alpha
+            res.alpha = res.f
+        elif system is not None:
+            res = landmark_newton(system, Xp, Y, c, params["gamma_a"], params["gamma_i"],
+                                  params["bias"] > 0, hinge, params["max_iter"] or 50, tag,
+                                  seed)
+            betas.append((res.alpha.copy(), res.b))
+            res.alpha = system.T @ res.alpha
+        elif plan.solver == "newton":
+            res = newton(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
+                         params["bias"] > 0, hinge, plan.max_iter, max_memory, tag, seed,
+                         numpy=plan.numpy, factors=factors)
+        else:
+            res = pcg(K, lap, Y, c, params["gamma_a"], params["gamma_i"], params["bias"] > 0,
+                      hinge, plan.early, params["epsilon"], plan.max_iter, val, tag, seed,
+                      numpy=plan.numpy)
+        log.info("%s%s: objective %.10g after %d %s (%s)", tag, name, res.objective,
+                 res.iterations, "PCG iterations" if plan.solver == "pcg" else "Newton steps",
+                 res.reason)
+        if system is None or how_fit == "restrict":
+            coef[:, k] = res.alpha
+            bs[k] = res.b
+        if res.f is not None:
+            F_train[:, k] = res.f
+        for key, v in (("objective", res.objective), ("iterations", res.iterations)):
+            stats.setdefault(key, []).append(v)
+        if project:
+            stats.setdefault("cg_iterations", []).append(res.cg_iterations)
+    if project:
+        # the second stage: every task's landmark expansion fitted to its graph values
+        beta, bs = system.project(Xp, F_train, params["gamma_a"], params["bias"] > 0)
+        coef = system.T @ beta
+        log.info("landmark expansion fitted to the graph values (%.2f s)",
+                 time.perf_counter() - ts)
+    if system is not None and how_fit == "restrict":  # the outputs on every row, one pass
+        F_train = system.values(Xp, coef) + bs
+    # (projected: the training rows keep the graph values, the transductive solution, of
+    # which the expansion is the fit for new rows)
+    return TaskFits(rows, coef, bs, F_train, stats, betas)
+
+
 def _fit(name: str):
     hinge = name == "lapsvm"
 
     def fit(X, y, cost, params, validation=None, max_memory=None, warm=None, backend=None):
         """Train on all rows of X (label 0 = unlabeled); ``validation`` = (Xv, yv) or None;
         ``backend`` as :func:`ssl_svm.solvers.linear.fit_svm`'s (numpy: the exact form with
-        the exact neighbour search only).
+        the exact neighbour search only). The stages: :func:`fit_plan` → :func:`fit_graph`
+        → :func:`fit_kernel` → :func:`solve_tasks` → the model.
 
         ``warm`` = the ``model.warm`` of a fit on the same rows: its graph and kernel matrix
         are reused when their parameters match, and its (α, b) seed each binary problem (a
@@ -735,102 +941,25 @@ def _fit(name: str):
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d_feat = X.shape
-        on_numpy = backends.backend(name, n, X.nnz, {"backend": backend, **params}).numpy
         metric, X, scale = graph_mod.metric_rows(params["graph_metric"], X, name)
-        solver = params["solver"]
-        if solver == "auto":
-            solver = "newton" if n <= DIRECT_MAX_ROWS else "pcg"
-        early = params["early_stop"]
-        if solver == "newton" and early != "stability" and early != "none":
-            log.warning("--early-stop %s applies to pcg only; newton solves exactly", early)
-        if early in ("validation", "mixed") and validation is None and solver == "pcg":
-            raise ProblemError(f"--early-stop {early} needs --validation FILE")
-        max_iter = params["max_iter"]
-        if max_iter is None:
-            max_iter = 50 if solver == "newton" else 10 * n
         init = None  # {"init": seeds}: seeds from a model (ssl-train --init), nothing else
         if warm is not None and "init" in warm:
             init, warm = warm["init"], None
-        k_nn, lap_deg, how = graph_mod.auto_graph(X, params["neighbors"],
-                                                  params["laplacian_degree"])
-        if how != "given":
-            log.info("graph: %d neighbours, Laplacian degree %d (%s)", k_nn, lap_deg, how)
-        n_lab = int(np.sum(y != 0))
-        nb = n + 1 if params["bias"] > 0 else n
-        # what the exact form holds at once: K, and for Newton its system (plus two
-        # intermediates of L^{p-1}K when p > 1)
-        plan = [(f"kernel matrix {n}×{n}", 8 * n * n)]
-        if solver == "newton":
-            plan.append((f"Newton system {nb}×{nb}", 8 * nb * nb * (3 if lap_deg > 1 else 1)))
-        order, tasks = binary_tasks(y)
-        how_fit = params["landmark_fit"]
-        m = None
-        if not (params["landmarks"] is None and params["solver"] == "newton"):
-            # (--solver newton given, landmarks auto: the exact form asked for)
-            m = kernels.kernel_form(name, params["landmarks"], n, n_lab, plan, max_memory,
-                                    1 if how_fit == "restrict" else 0)
-        if m is None:
-            if warm is None or warm.get("n") != n:  # checked before the graph is built
-                kernels.check_plan(plan, max_memory)
-        else:
-            if how_fit == "auto":
-                how_fit = "restrict" if m >= n else "project"
-                log.info("%s: landmark fit %s (auto: %s)", name, how_fit,
-                         "every row is a landmark" if m >= n else "fewer landmarks than rows")
-            if how_fit == "restrict":
-                need = [(f"Nyström features {n}×{m}", kernels.landmark_bytes(n, m))]
-            else:  # the system, the values of every task and the CG vectors
-                need = [(f"landmark system {m}×{m}", kernels.landmark_bytes(n, m, 0)),
-                        (f"graph values {n}×{len(tasks) + 6}", 8 * n * (len(tasks) + 6))]
-            kernels.check_plan(need, max_memory)
-            if solver == "newton" and params["solver"] != "auto":
-                log.info("%s: --solver newton: the landmark form is solved by Newton always",
-                         name)
-            if early != "stability" and early != "none":
-                log.warning("--early-stop %s applies to the exact form's pcg only; the landmark "
-                            "form solves exactly", early)
-            solver = "landmarks"
+        plan = fit_plan(name, X, y, params, validation, max_memory, warm, backend)
+        m, how_fit = plan.m, plan.how_fit
         c = np.ones(n) if cost is None else np.asarray(cost, dtype=np.float64)
-        search, _ = graph_mod.knn_search(params["knn"], X, max_memory)
-        gkey = (k_nn, metric, search, params["graph_weights"], params["heat_width"],
-                params["laplacian"], lap_deg)
-        if warm is not None and warm["graph_key"] == gkey and warm["n"] == n:
-            Xp, lap, gstats = warm["Xp"], warm["lap"], warm["gstats"]
-            graph_time = 0.0
-        else:
-            Xp = kernels.prepare(X)  # once for the graph, the kernel and the validation rows
-            tg = time.perf_counter()
-            lap, gstats = graph_mod.build(Xp, k_nn, params["graph_weights"],
-                                          params["heat_width"],
-                                          params["laplacian"] == "normalized", lap_deg,
-                                          search, numpy=on_numpy)
-            graph_time = time.perf_counter() - tg
-            warm = None  # a new graph: the kernel and seeds belong to other rows
+        Xp, lap, gstats, graph_time, gkey, warm = fit_graph(X, metric, params, plan, warm)
         spec = kernel_spec(params, X, gstats)
         log.info("%s: %d rows (%d unlabeled), kernel %s, solver %s%s", name, n,
-                 n - n_lab, spec.describe(),
-                 solver if m is None else f"landmark newton ({m} landmark rows)"
+                 int(np.sum(y == 0)), spec.describe(),
+                 plan.solver if m is None else f"landmark newton ({m} landmark rows)"
                  if how_fit == "restrict" else f"graph newton-CG projected on {m} landmark rows",
-                 f", early stop {early}" if solver == "pcg" else "")
-        K = system = None
-        if (warm is not None and warm["kernel"] == spec and warm.get("landmarks") == m
-                and warm.get("n") == n and warm.get("landmark_fit") == how_fit):
-            K, system, kernel_time = warm.get("K"), warm.get("system"), 0.0
-            seeds = warm["seeds"]
-            log.info("graph and kernel reused from the previous fit (warm start)")
-        else:
-            tk = time.perf_counter()
-            if m is None:
-                K = kernels.gram(spec, Xp, max_memory)
-            else:
-                system = LandmarkSystem.build(spec, Xp, lap, kernels.choose_landmarks(y, m),
-                                              max_memory, how_fit)
-            kernel_time = time.perf_counter() - tk
-            seeds = init if m is None else None
-            if init is not None and m is not None:
-                log.info("--init: the landmark form solves exactly from its own start")
+                 f", early stop {plan.early}" if plan.solver == "pcg" else "")
+        K, system, seeds, kernel_time, reused = fit_kernel(spec, Xp, lap, y, plan, warm, init,
+                                                           max_memory)
+        if not reused:
             log.info("graph %.2f s, kernel %.2f s", graph_time, kernel_time)
-        Kv = None
+        Kv = yv = None
         if validation is not None and m is None:
             Xv, yv = validation
             if scale is not None:
@@ -838,78 +967,21 @@ def _fit(name: str):
             if metric == "cosine":
                 Xv = kernels.unit_rows(Xv)
             Kv = kernels.kernel_block(spec, Xv, Xp)
-
-        rows = X if system is None else X[system.landmarks]
-        if system is not None and how_fit == "project":
-            glap, gorder = local_order(lap)
-        coef = np.zeros((rows.shape[0], len(tasks)))
-        bs = np.zeros(len(tasks))
-        stats: dict[str, list] = {}
-        F_train = np.zeros((n, len(tasks)))
-        betas = []
         ts = time.perf_counter()
-        factors: dict = {}  # Newton's last LU factors, for the next task with the same matrix
-        for k, pos in enumerate(tasks):
-            Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
-            tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
-            val = None
-            if Kv is not None:
-                val = Validation(Kv, np.where(validation[1] == pos, 1.0, -1.0))
-            seed = nth_seed(seeds, k)
-            if system is not None and how_fit == "project":
-                res = graph_newton(glap, Y[gorder], c[gorder], params["gamma_a"],
-                                   params["gamma_i"], hinge, params["max_iter"] or 50, tag=tag)
-                res.f = np.empty(n)
-                res.f[gorder] = res.alpha
-                res.alpha = res.f
-            elif system is not None:
-                res = landmark_newton(system, Xp, Y, c, params["gamma_a"],
-                                      params["gamma_i"], params["bias"] > 0, hinge,
-                                      params["max_iter"] or 50, tag, seed)
-                betas.append((res.alpha.copy(), res.b))
-                res.alpha = system.T @ res.alpha
-            elif solver == "newton":
-                res = newton(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
-                             params["bias"] > 0, hinge, max_iter, max_memory, tag, seed,
-                             numpy=on_numpy, factors=factors)
-            else:
-                res = pcg(K, lap, Y, c, params["gamma_a"], params["gamma_i"],
-                          params["bias"] > 0, hinge, early, params["epsilon"], max_iter, val,
-                          tag, seed, numpy=on_numpy)
-            log.info("%s%s: objective %.10g after %d %s (%s)", tag, name, res.objective,
-                     res.iterations, "PCG iterations" if solver == "pcg" else "Newton steps",
-                     res.reason)
-            if system is None or how_fit == "restrict":
-                coef[:, k] = res.alpha
-                bs[k] = res.b
-            if res.f is not None:
-                F_train[:, k] = res.f
-            for key, v in (("objective", res.objective), ("iterations", res.iterations)):
-                stats.setdefault(key, []).append(v)
-            if system is not None and how_fit == "project":
-                stats.setdefault("cg_iterations", []).append(res.cg_iterations)
-        if system is not None and how_fit == "project":
-            # the second stage: every task's landmark expansion fitted to its graph values
-            beta, bs = system.project(Xp, F_train, params["gamma_a"], params["bias"] > 0)
-            coef = system.T @ beta
-            log.info("landmark expansion fitted to the graph values (%.2f s)",
-                     time.perf_counter() - ts)
-        if system is not None and how_fit == "restrict":  # the outputs on every row, one pass
-            F_train = system.values(Xp, coef) + bs
-        # (projected: the training rows keep the graph values, the transductive solution, of
-        # which the expansion is the fit for new rows)
+        fits = solve_tasks(name, hinge, plan, X, Xp, y, c, params, K, system, lap, seeds, Kv,
+                           yv, max_memory)
         solve_time = time.perf_counter() - ts
-        model = Model(name, order, d_feat,
-                      KernelExpansion(spec, rows, coef, bs, unit_rows=metric == "cosine",
-                                      column_scale=scale),
-                      params={p.name: {"graph_metric": metric, "knn": search,
+        model = Model(name, plan.order, d_feat,
+                      KernelExpansion(spec, fits.rows, fits.coef, fits.b,
+                                      unit_rows=metric == "cosine", column_scale=scale),
+                      params={p.name: {"graph_metric": metric, "knn": plan.search,
                                        "landmark_fit": how_fit}.get(p.name, params[p.name])
-                              for p in PARAMS[name]}, stats=stats)
+                              for p in PARAMS[name]}, stats=fits.stats)
         model.stats["n_rows"] = [n]
         model.stats["n_unlabeled"] = [int(np.sum(y == 0))]
         model.stats["graph_edges"] = [gstats["graph_edges"]]
-        model.stats["neighbors"] = [k_nn]
-        model.stats["laplacian_degree"] = [lap_deg]
+        model.stats["neighbors"] = [plan.k_nn]
+        model.stats["laplacian_degree"] = [plan.lap_deg]
         if params["graph_weights"] == "heat":
             model.stats["heat_width"] = [gstats["heat_width"]]
         model.stats["kernel_gamma"] = [spec.gamma]
@@ -917,14 +989,14 @@ def _fit(name: str):
         model.stats["kernel_time"] = [kernel_time]
         model.stats["solve_time"] = [solve_time]
         model.stats["train_time"] = [time.perf_counter() - t0]
-        model.train_values = F_train
+        model.train_values = fits.values
         if system is not None:
             model.stats["landmarks"] = [m]
         model.warm = {"graph_key": gkey, "n": n, "Xp": Xp, "lap": lap, "gstats": gstats,
                       "kernel": spec, "K": K, "system": system, "landmarks": m,
                       "landmark_fit": how_fit,
-                      "seeds": betas if system is not None else
-                      [(coef[:, k].copy(), bs[k]) for k in range(len(tasks))]}
+                      "seeds": fits.betas if system is not None else
+                      [(fits.coef[:, k].copy(), fits.b[k]) for k in range(len(plan.tasks))]}
         return model
 
     return fit
