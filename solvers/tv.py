@@ -108,21 +108,9 @@ def _nb():
     return tv_numba
 
 
-def _matvec():
-    """y ← A x for a CSR matrix A into a given y: scipy's compiled kernel called directly
-    (scipy's ``A @ x`` spends as long again on checks, measured on the prox's 2-entry rows),
-    or ``A @ x`` where that kernel is not there."""
-    try:
-        from scipy.sparse._sparsetools import csr_matvec
-    except ImportError:  # pragma: no cover - every scipy since 0.14 has it
-        def product(A, x, out):
-            out[:] = A @ x
-        return product
-
-    def product(A, x, out):
-        out[:] = 0.0
-        csr_matvec(A.shape[0], A.shape[1], A.indptr, A.indices, A.data, x, out)
-    return product
+def _product(A, x, out):
+    """out ← A x (A sparse)."""
+    out[:] = A @ x
 
 
 def _gap_numpy(D, x, z, gamma, rho, Dtp, Dx, matvec):
@@ -139,7 +127,7 @@ def _cp_loop_numpy(D, Dt, z, gamma, rho, x, p, L2, tol, max_iter, check_every,
                    restart_factor):
     """:func:`ssl_svm.solvers.tv_numba.cp_loop` by whole-array passes: D and Dᵀ as CSR
     matrices (2 entries a row of D); x and p updated in place."""
-    matvec = _matvec()
+    matvec = _product
     tau0 = 1.0 / math.sqrt(L2) if L2 > 0 else 1.0
     sigma0 = 1.0 / (tau0 * L2) if L2 > 0 else 1.0
     tau, sigma = tau0, sigma0
