@@ -12,12 +12,18 @@ $(BIN)/python:
 
 # The stamp files make the install step re-run when pyproject.toml changes.
 # (PYTHONWARNINGS: setuptools' editable-install banner is no news to a developer here)
+# COMPILE: the package's bytecode written once, as pip does for a wheel; an editable install
+# writes none, and where PYTHONDONTWRITEBYTECODE is set every command compiled its ~35 modules
+# again (0.05 s of a 0.3 s small run)
+COMPILE := $(BIN)/python -m compileall -q formats solvers ssl_cli ssl_svm
 $(VENV)/.installed: pyproject.toml $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e .
+	$(COMPILE)
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[test]'
+	$(COMPILE)
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed
@@ -50,6 +56,7 @@ test: $(VENV)/.installed-test
 
 $(VENV)/.installed-docs: pyproject.toml $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(COMPILE)
 	touch $(VENV)/.installed $@
 
 # The documentation site in docs/_build/html: the user guide, the API reference from the
