@@ -421,14 +421,55 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     F[P, 0] = model.decision_function(X[P])[:, 0]
     model.train_values = F
     if not np.any(F[:, 0] > 0):
-        log.warning("usmo predicts no positive row at λ = %g (every training row has f ≤ 0): "
-                    "λ is too large for these data; give a smaller -W/--lambda or leave it "
-                    "auto", lam)
+        log.warning("usmo predicts no positive row at λ = %g with π = %.4g (every training "
+                    "row has f ≤ 0): %s", lam, prior,
+                    "; ".join(one_class_remedies(False, params, lam, prior, estimate,
+                                                 y.size)))
     elif np.all(F[U, 0] > 0):
-        log.warning("usmo predicts every unlabeled row positive at λ = %g with π = %.4g: "
-                    "the prior is likely too large%s", lam, prior,
-                    " (it is an estimate: give --prior if you know it)" if estimate else "")
+        log.warning("usmo predicts every unlabeled row positive at λ = %g with π = %.4g: %s",
+                    lam, prior, "; ".join(one_class_remedies(True, params, lam, prior,
+                                                             estimate, y.size)))
     return model
+
+
+# the kernel form's SMO over n rows takes about n² kernel values a pass: offered as the remedy
+# of a degenerate linear fit up to this many rows (a few seconds), beyond it with its cost said
+KERNEL_ADVICE_ROWS = 20_000
+
+
+def one_class_remedies(all_positive: bool, params: dict, lam: float, prior: float,
+                       estimate, n: int) -> list[str]:
+    """What may help a fit that put every row in one class (``all_positive``: every unlabeled
+    row positive; else no row positive), for this run's settings only: a λ given that a
+    search might lower, a prior given or estimated that its interval would move, and for the
+    linear kernel a kernel (the classes may not be linearly separable; with λ auto the search
+    already found no λ that separates them linearly)."""
+    out = []
+    if params["kernel"] == "linear":
+        cost = "" if n <= KERNEL_ADVICE_ROWS else (
+            f" (its exact form's passes cost about n² = {float(n) * n:.2g} kernel values "
+            "each: on a sample first)")
+        out.append("the classes may not be linearly separable in these features: rerun with "
+                   f"-t rbf, the kernel form (λ auto again){cost}")
+    if params["lambda"] is not None:
+        out.append(f"λ = {lam:g} was given: leave it auto (-W auto) to search it" +
+                   ("" if all_positive else ", or give a smaller one"))
+    if estimate is not None:
+        lo, hi = estimate.low, estimate.high
+        if all_positive and lo < prior:
+            out.append(f"the prior {prior:.4g} is an estimate whose {100 * estimate.level:.0f} "
+                       f"% interval reaches down to {lo:.2g}: try --prior {lo:.2g}, or give "
+                       "--prior if you know it")
+        elif not all_positive and hi > prior:
+            out.append(f"the prior {prior:.4g} is an estimate whose {100 * estimate.level:.0f} "
+                       f"% interval reaches up to {hi:.2g}: try --prior {hi:.2g}, or give "
+                       "--prior if you know it")
+        else:
+            out.append("the prior is an estimate: give --prior if you know it")
+    else:
+        out.append(f"the prior π = {prior:.4g} was given: it may be too "
+                   f"{'large' if all_positive else 'small'} for these data")
+    return out
 
 
 def _nb():

@@ -617,6 +617,10 @@ def test_lambda_auto_finds_positives_where_the_papers_lambda_finds_none(tmp):
     r = run("ssl-train", "-a", "usmo", "-W", "0.01", "--prior", "0.4", tmp / "pu.svm",
             tmp / "m1", check=0)
     assert "ssl-train: warning: usmo predicts no positive row at λ = 0.01" in r.stderr
+    # the remedies of this run: λ and the prior were given, the kernel is linear
+    assert "λ = 0.01 was given: leave it auto (-W auto)" in r.stderr
+    assert "the prior π = 0.4 was given: it may be too small" in r.stderr
+    assert "rerun with -t rbf" in r.stderr
     r = run("ssl-train", "-a", "usmo", "--prior", "0.4", tmp / "pu.svm", tmp / "m2", "-l",
             tmp / "l", check=0)
     assert "predicts no positive" not in r.stderr
@@ -690,3 +694,55 @@ def test_large_sparse_rows_are_scored_by_a_linear_svm_on_the_rows_as_they_are(mo
     ref = scipy.optimize.minimize(J, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B",
                                   options={"maxiter": 5000, "gtol": 1e-10}).x
     np.testing.assert_allclose(np.append(w, b), ref, atol=1e-5)
+
+
+def _ring(n=1100, labeled=100, share=0.2, seed=0):
+    """Positives in a disc, negatives in a ring around it: no linear function separates them.
+    ``share`` of the unlabeled rows positive, the first ``labeled`` rows labeled positives."""
+    rng = np.random.default_rng(seed)
+    npos = int(share * (n - labeled)) + labeled
+    r = np.concatenate([rng.uniform(0, 1, npos), rng.uniform(2, 3, n - npos)])
+    t = rng.uniform(0, 2 * np.pi, n)
+    X = np.c_[r * np.cos(t), r * np.sin(t)]
+    truth = np.concatenate([np.ones(npos), -np.ones(n - npos)])
+    label = np.zeros(n)
+    label[:labeled] = 1.0
+    return X, label, truth
+
+
+def test_an_all_negative_linear_fit_names_the_remedies_of_this_run(tmp):
+    """A linear fit that predicts no positive with λ auto and the prior estimated: the warning
+    says the kernel form (with the option to give) and the prior's interval, never the λ
+    advice (λ was searched); the kernel form then finds the class (F > 0.9)."""
+    X, label, truth = _ring()
+    _pu_file(tmp / "ring.svm", X, label)
+    r = run("ssl-train", "-a", "usmo", tmp / "ring.svm", tmp / "m", check=0)
+    warning = next(s for s in r.stderr.splitlines() if "predicts no positive" in s)
+    assert "rerun with -t rbf, the kernel form" in warning
+    assert "is an estimate whose 90 % interval reaches up to" in warning
+    assert "was given" not in warning and "leave it auto" not in warning  # λ was searched
+    r = run("ssl-train", "-a", "usmo", "-t", "rbf", tmp / "ring.svm", tmp / "m2", "-l",
+            tmp / "l", check=0)
+    assert "predicts no positive" not in r.stderr
+    pred = np.array([int(s.split()[0]) for s in (tmp / "l").read_text().splitlines()])
+    assert UP.f_measure(pred, truth[label == 0]) > 0.9
+
+
+def test_one_class_remedies_follow_the_settings():
+    """Each remedy only where it applies: λ advice only for a λ given; the prior's interval end
+    on the side that would move the fit; a given prior named as such; the kernel form only
+    for the linear kernel, with its cost beyond KERNEL_ADVICE_ROWS rows."""
+    est = prior.PriorEstimate(0.3, 0.2, 0.45, 0.5, "linear", 10, 0.8)
+    auto = {"lambda": None, "kernel": "linear"}
+    none_pos = usmo.one_class_remedies(False, auto, 1e-3, 0.3, est, 500)
+    assert any("-t rbf" in s for s in none_pos)
+    assert not any("was given" in s or "leave it auto" in s for s in none_pos)
+    assert any("reaches up to 0.45: try --prior 0.45" in s for s in none_pos)
+    all_pos = usmo.one_class_remedies(True, {"lambda": 0.1, "kernel": "rbf"}, 0.1, 0.3, est,
+                                      500)
+    assert any("reaches down to 0.2: try --prior 0.2" in s for s in all_pos)
+    assert any("λ = 0.1 was given" in s for s in all_pos)
+    assert not any("-t rbf" in s for s in all_pos)
+    given = usmo.one_class_remedies(True, auto, 1e-3, 0.6, None, 10**6)
+    assert any("π = 0.6 was given: it may be too large" in s for s in given)
+    assert any("kernel values each: on a sample first" in s for s in given)
