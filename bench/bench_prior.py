@@ -253,16 +253,18 @@ def generated(distance: float, p: int, pi: float, seed: int):
 
 def held(draws: int) -> None:
     print(f"draws 0..{draws - 1}; mean absolute error of π (mean signed error), the 90 % "
-          "interval's coverage and median width, DEDPUL on the same scores")
-    print("| set | p | true π | auto | cover | width | warned | dmin | em |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "interval's coverage and median width, the 95 % upper bound's coverage and median "
+          "excess over π, DEDPUL on the same scores")
+    print("| set | p | true π | auto | cover | width | bound ≥ π | bound − π | warned | dmin "
+          "| em |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     cases = [(n, None) for n in HELD] + [(f"{g}, π {pi}", (g, pi)) for g in GENERATED
                                           for pi in (0.2, 0.5, 0.8)]
-    mae, covered, widths = [], 0, []
+    mae, covered, widths, bounded, excess = [], 0, [], 0, []
     for name, gen in cases:
         if gen is None:
             X, y = held_set(name)
-        err, dm, em, cov, width, warned = [], [], [], 0, [], 0
+        err, dm, em, cov, width, warned, held_up, over = [], [], [], 0, [], 0, 0, []
         for seed in range(draws):
             if gen is None:
                 yy = UP.pu_split(y, 0.2, seed)
@@ -273,6 +275,8 @@ def held(draws: int) -> None:
             err.append(e.value - true)
             cov += e.low <= true <= e.high
             width.append(e.width)
+            held_up += e.upper >= true
+            over.append(e.upper - true)
             warned += e.unseparated or e.still_falling or e.too_wide
             a, b = dedpul(*linear_scores(X, yy, seed))
             dm.append(abs(a - true))
@@ -280,11 +284,15 @@ def held(draws: int) -> None:
         mae.append(float(np.mean(np.abs(err))))
         covered += cov
         widths += width
+        bounded += held_up
+        excess += over
         print(f"| {name} | {int(yy.sum())} | {true:.2f} | {mae[-1]:.3f} ({np.mean(err):+.3f}) | "
-              f"{cov}/{draws} | {np.median(width):.2f} | {warned}/{draws} | "
-              f"{np.mean(dm):.3f} | {np.mean(em):.3f} |", flush=True)
+              f"{cov}/{draws} | {np.median(width):.2f} | {held_up}/{draws} | "
+              f"{np.median(over):.2f} | {warned}/{draws} | {np.mean(dm):.3f} | "
+              f"{np.mean(em):.3f} |", flush=True)
     print(f"| **mean** | | | **{np.mean(mae):.3f}** | **{covered}/{draws * len(cases)}** | "
-          f"**{np.median(widths):.2f}** | | | |")
+          f"**{np.median(widths):.2f}** | **{bounded}/{draws * len(cases)}** | "
+          f"**{np.median(excess):.2f}** | | | |")
 
 
 def speed(rows: int, features: int) -> None:

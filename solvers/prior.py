@@ -60,6 +60,7 @@ SEPARATION = 0.6
 # which, in at least FALL_SHARE of the bootstrap draws, the estimate is an upper bound only
 FALL, FALL_SHARE = 0.03, 0.99
 FLOOR, CEILING = 0.001, 0.999
+UPPER_CONFIDENCE = 0.95  # of the upper bound :func:`dkw_upper_bound`
 NYSTROEM = 300  # landmarks of the RBF scorer
 RBF_MAX_ROWS = 50_000  # n × NYSTROEM dense features: 120 MB at this size
 # beyond this many rows the estimate is that of a seeded sample: its error is the bias of the
@@ -87,6 +88,7 @@ class PriorEstimate:
     level: float = LEVEL
     fall: float = 0.0
     fall_share: float = 0.0
+    upper: float = 1.0  # :func:`dkw_upper_bound` of the held-out scores, at UPPER_CONFIDENCE
 
     @property
     def width(self) -> float:
@@ -369,8 +371,38 @@ def estimate_prior(X, y, seed: int = 0, repeats: int | None = None, folds: int |
     low, high = ((np.quantile(lows, tail), np.quantile(highs, 1.0 - tail)
                   + max(0.0, value - float(mins.mean()))) if bootstrap else (value, value))
     share = float(np.mean(falls > 0)) if bootstrap else float(fall(C[j]) > 0)
+    upper = dkw_upper_bound([(a, b) for name in names for _, _, a, b in runs[name]])
     return PriorEstimate(_clip(value), _clip(min(low, value)), _clip(max(high, value)), at,
-                         scorer, fits[0], auc, level, fall(C[j]), share)
+                         scorer, fits[0], auc, level, fall(C[j]), share, upper)
+
+
+def dkw_upper_bound(scores: list[tuple[np.ndarray, np.ndarray]],
+                    confidence: float = UPPER_CONFIDENCE) -> float:
+    """An upper bound of π that holds with probability ``confidence``: for every score
+    function and threshold t, q_U(t) ≥ π·q_P(t) (q: the share scoring at least t), and by the
+    Dvoretzky–Kiefer–Wolfowitz inequality (Massart's constant) every empirical share is within
+    ε = √(log(4m/δ)/(2n)) of its truth at once over all m score functions given and both
+    row sets, with probability 1 − δ, so π ≤ min_t (q̂_U(t) + ε_U)/(q̂_P(t) − ε_P) over the
+    thresholds where q̂_P(t) > ε_P (Garg et al. 2021, BBE, use the same bound). ``scores``:
+    per score function the sorted held-out scores of the labeled positives and of the
+    unlabeled rows. Here the scores are cross-fitted: each row's from a fit that did not see
+    it, not a separate held-out split, so the bound takes those scores as independent draws.
+    1 when no threshold qualifies."""
+    if not scores:
+        return 1.0
+    delta = 1.0 - confidence
+    m = len(scores)
+    best = 1.0
+    for sp_, su in scores:
+        p, nu = sp_.size, su.size
+        eps_p = math.sqrt(math.log(4 * m / delta) / (2 * p))
+        eps_u = math.sqrt(math.log(4 * m / delta) / (2 * nu))
+        q_p = (p - np.searchsorted(sp_, sp_, side="left")) / p
+        q_u = (nu - np.searchsorted(su, sp_, side="left")) / nu
+        ok = q_p > eps_p
+        if ok.any():
+            best = min(best, float(np.min((q_u[ok] + eps_u) / (q_p[ok] - eps_p))))
+    return best
 
 
 def _auc(sp_, su) -> float:

@@ -38,6 +38,7 @@ from ssl_svm.solvers.prior import (
     MAX_ROWS,
     Q_FROM,
     Q_LOW,
+    UPPER_CONFIDENCE,
     WIDE,
     PriorEstimate,
     estimate_prior,
@@ -254,8 +255,10 @@ def estimate_and_report_prior(X, y) -> PriorEstimate:
              f"a seeded sample of {MAX_ROWS} of the {y.size} rows")
     e = estimate_prior(X, y)
     log.info("usmo: estimated prior π = %s: mixture proportion (Scott 2015) from %s scores "
-             "(held-out AUC %.2f) at the top %.0f %% of the labeled positives, %d fits, %.2f s",
-             e.text(), e.scorer, e.auc, 100 * e.at, e.fits, time.perf_counter() - t0)
+             "(held-out AUC %.2f) at the top %.0f %% of the labeled positives, %d fits, %.2f s; "
+             "π ≤ %.2f with %.0f %% confidence (DKW bound on the held-out scores)",
+             e.text(), e.scorer, e.auc, 100 * e.at, e.fits, time.perf_counter() - t0,
+             e.upper, 100 * UPPER_CONFIDENCE)
     if e.unseparated:
         log.warning("the class prior estimate %.2f is an upper bound only: the scores hardly "
                     "separate the labeled positives from the unlabeled rows (held-out AUC "
@@ -409,7 +412,9 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     low, high = (prior, prior) if estimate is None else (estimate.low, estimate.high)
     model.stats = {"lambda": [lam], "prior": [prior],
                    "prior_estimated": [float(estimate is not None)],
-                   "prior_low": [low], "prior_high": [high], "objective": [r.objective],
+                   "prior_low": [low], "prior_high": [high],
+                   "prior_upper": [prior if estimate is None else estimate.upper],
+                   "objective": [r.objective],
                    "iterations": [r.iterations], "max_violation": [r.violation],
                    "n_positive": [int(P.size)], "n_unlabeled": [int(U.size)],
                    "train_time": [time.perf_counter() - t0]}

@@ -529,12 +529,15 @@ class PUClassifier(SSLClassifier):
 
     def _set_fitted(self, model, classes, label_index) -> None:
         """Also ``prior_``: the class prior π the fit used (given, or estimated with
-        ``prior='auto'``), and ``prior_interval_``: the estimate's 90 % bootstrap interval
-        (low, high) (both π when given)."""
+        ``prior='auto'``), ``prior_interval_``: the estimate's 90 % bootstrap interval
+        (low, high), and ``prior_upper_``: an upper bound of π that holds with 95 %
+        confidence (the DKW bound on the estimate's held-out scores; all three π when given
+        or from a model file written before the bound)."""
         super()._set_fitted(model, classes, label_index)
         stats = model.stats
         self.prior_ = float(stats["prior"][0])
         self.prior_interval_ = (float(stats["prior_low"][0]), float(stats["prior_high"][0]))
+        self.prior_upper_ = float(stats.get("prior_upper", stats["prior"])[0])
 
     def score(self, X, y, sample_weight=None) -> float:
         """The PU metric of Lee & Liu (2003), recall² / P(ŷ = 1), larger is better: recall on

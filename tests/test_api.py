@@ -225,12 +225,15 @@ def test_positive_unlabeled(tmp):
     assert est.score(X, y) == pytest.approx(np.mean(pred[y == 1] == 1) ** 2 / np.mean(pred == 1))
     assert np.array_equal(est.transduction_[y == 1], y[y == 1])
     assert est.prior_ == 0.45 and est.prior_interval_ == (0.45, 0.45)
-    auto = ssl_svm.USMO().fit(X, y)  # prior='auto': the estimate and its interval
+    assert est.prior_upper_ == 0.45
+    auto = ssl_svm.USMO().fit(X, y)  # prior='auto': the estimate, its interval, its bound
     low, high = auto.prior_interval_
     assert 0.0 < low <= auto.prior_ <= high < 1.0
+    assert low <= auto.prior_upper_ <= 1.0
     auto.save(str(tmp / "auto.model"))
     m = ssl_svm.load(str(tmp / "auto.model"))
     assert (m.prior_, m.prior_interval_) == (auto.prior_, auto.prior_interval_)
+    assert m.prior_upper_ == pytest.approx(auto.prior_upper_, rel=1e-12)
     three = y.copy()
     three[:5] = 2
     with pytest.raises(ValueError, match="Only binary classification"):

@@ -563,7 +563,8 @@ def test_prior_estimate_on_sparse_rows_standardises_without_densifying(tmp):
     start = next(i for i, x in enumerate(lines) if x.startswith("usmo: estimating the class "
                                                                 "prior π (--prior auto"))
     assert lines[start + 1].startswith("usmo: estimated prior π = ")
-    assert re.search(r", \d+ fits, \d+\.\d\d s$", lines[start + 1])
+    assert re.search(r", \d+ fits, \d+\.\d\d s; π ≤ \d\.\d\d with 95 % confidence",
+                     lines[start + 1])
 
 
 def test_predict_on_a_pu_file_prints_pu_figures_not_accuracy(tmp):
@@ -746,3 +747,42 @@ def test_one_class_remedies_follow_the_settings():
     given = usmo.one_class_remedies(True, auto, 1e-3, 0.6, None, 10**6)
     assert any("π = 0.6 was given: it may be too large" in s for s in given)
     assert any("kernel values each: on a sample first" in s for s in given)
+
+
+def test_the_dkw_upper_bound_holds_and_is_the_brute_force_minimum():
+    """dkw_upper_bound: the smallest (q̂_U + ε_U)/(q̂_P − ε_P) over the positives' scores as
+    thresholds (brute force on small arrays), ε with the union over the score functions given;
+    on 400 draws of scores with a known π it lies below π in at most 5 % of them (its
+    confidence is 95 %; the union bound makes it hold far more often)."""
+    import math
+
+    rng = np.random.default_rng(0)
+    sp_, su = np.sort(rng.normal(1.0, 1.0, 30)), np.sort(rng.normal(0.0, 1.0, 80))
+    eps_p, eps_u = (math.sqrt(math.log(4 * 2 / 0.05) / (2 * n)) for n in (30, 80))
+    want = min([1.0] + [(np.mean(su >= t) + eps_u) / (np.mean(sp_ >= t) - eps_p)
+                        for t in sp_ if np.mean(sp_ >= t) > eps_p])
+    got = prior.dkw_upper_bound([(sp_, su), (sp_, su)])
+    assert got == pytest.approx(want, rel=1e-12)
+    assert prior.dkw_upper_bound([]) == 1.0
+    misses = 0
+    for k in range(400):
+        pi = (0.1, 0.3, 0.5, 0.8)[k % 4]
+        n_u = 1000
+        pos = rng.random(n_u) < pi
+        su = np.sort(np.where(pos, rng.normal(1.5, 1.0, n_u), rng.normal(0.0, 1.0, n_u)))
+        sp_ = np.sort(rng.normal(1.5, 1.0, 100))
+        misses += prior.dkw_upper_bound([(sp_, su)]) < pos.mean()
+    assert misses <= 20
+
+
+def test_the_prior_estimate_carries_its_upper_bound(tmp):
+    """--prior auto prints the bound beside the interval and records it (stat prior_upper),
+    above the truth on the ring (π = 0.2) and above the estimate's interval's low end."""
+    X, label, truth = _ring()
+    _pu_file(tmp / "ring.svm", X, label)
+    r = run("ssl-train", "-a", "usmo", "-t", "rbf", tmp / "ring.svm", tmp / "m", check=0)
+    line = next(s for s in r.stderr.splitlines() if "estimated prior" in s)
+    bound = float(re.search(r"π ≤ (\S+) with 95 % confidence \(DKW bound", line).group(1))
+    m = read_model(str(tmp / "m"))
+    assert m.stats["prior_upper"][0] == pytest.approx(bound, abs=0.005)
+    assert bound >= 0.2 and bound >= m.stats["prior_low"][0]
