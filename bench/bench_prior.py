@@ -5,6 +5,7 @@ same draws; the interval's coverage; USMO's F-measure with the estimated, swept 
     python bench/bench_prior.py [--draws 10] [--sets a,b]   # the 9 UCI sets (BENCHMARKS.md)
     python bench/bench_prior.py held [--draws 10]   # sets the rule was not tuned on
     python bench/bench_prior.py speed [--rows 100000] [--features 5000]   # sparse rows
+    python bench/bench_prior.py warnings [--draws 3]   # each PU warning's precision, held sets
 
 The 9 UCI sets of the PU benchmark (usmo_protocol.py): raw features, 20 % of the positives
 labeled (draws 0..D−1), target = the positive fraction of the unlabeled rows. Methods:
@@ -295,6 +296,73 @@ def held(draws: int) -> None:
           f"**{np.median(excess):.2f}** | | | |")
 
 
+# the PU warnings of `ssl-train -a usmo --prior auto`, and when each is right on a draw (e: the
+# estimate, err = its value − the true π, fit: usmo at the defaults with the estimate)
+WARNINGS = {
+    "upper bound only (scores hardly separate)": (
+        lambda e, err, fit: e.unseparated, lambda e, err, fit: err >= 0.0),
+    "likely too high (ratio still falls)": (
+        lambda e, err, fit: not e.unseparated and e.still_falling, lambda e, err, fit: err > 0.0),
+    "interval too wide (uncertain)": (
+        lambda e, err, fit: not e.unseparated and not e.still_falling and e.too_wide,
+        lambda e, err, fit: abs(err) > 0.05),
+    "every unlabeled row positive (prior too large)": (
+        lambda e, err, fit: fit == "all positive", lambda e, err, fit: err > 0.0),
+    "no positive predicted": (lambda e, err, fit: fit == "no positive",
+                              lambda e, err, fit: True),
+}
+# the warnings that say the estimate is too high (none says too low)
+SAYS_HIGH = ("upper bound only (scores hardly separate)", "likely too high (ratio still falls)",
+             "every unlabeled row positive (prior too large)")
+
+
+def warnings_precision(draws: int) -> None:
+    """How often each PU warning fires on the held sets and how often it is right (see
+    WARNINGS: 'interval too wide' is counted right when the estimate is more than 0.05 off),
+    and whether each draw more than 0.1 off carries a warning naming its direction."""
+    fired = {w: 0 for w in WARNINGS}
+    right = {w: 0 for w in WARNINGS}
+    off_high = off_high_named = off_low = 0
+    cases = [(n, None) for n in HELD] + [(f"{g}, π {pi}", (g, pi)) for g in GENERATED
+                                          for pi in (0.2, 0.5, 0.8)]
+    fit_usmo = ALGORITHMS["usmo"].fit
+    params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
+    for name, gen in cases:
+        if gen is None:
+            X, y = held_set(name)
+        for seed in range(draws):
+            if gen is None:
+                yy = UP.pu_split(y, 0.2, seed)
+            else:
+                X, yy, y = generated(*GENERATED[gen[0]], gen[1], seed)
+            true = float(np.mean(y[yy == 0] > 0))
+            e = PR.estimate_prior(X, yy, seed=seed)
+            err = e.value - true
+            m = fit_usmo(X, yy, np.ones(yy.size), {**params, "prior": str(e.value)})
+            F = m.train_values[:, 0]
+            fit = ("no positive" if not np.any(F > 0) else
+                   "all positive" if np.all(F[yy == 0] > 0) else "")
+            on = [w for w, (when, _) in WARNINGS.items() if when(e, err, fit)]
+            for w in on:
+                fired[w] += 1
+                right[w] += bool(WARNINGS[w][1](e, err, fit))
+            if err > 0.1:
+                off_high += 1
+                off_high_named += any(w in SAYS_HIGH for w in on)
+            elif err < -0.1:
+                off_low += 1
+        print(f"{name}: done", file=sys.stderr, flush=True)
+    total = draws * len(cases)
+    print(f"{len(cases)} sets × {draws} draws = {total} draws")
+    print("| warning | fired | right | precision |")
+    print("|---|---|---|---|")
+    for w in WARNINGS:
+        prec = f"{100 * right[w] / fired[w]:.0f} %" if fired[w] else "–"
+        print(f"| {w} | {fired[w]} | {right[w]} | {prec} |")
+    print(f"draws more than 0.1 too high: {off_high}, of which with a warning saying so: "
+          f"{off_high_named}; more than 0.1 too low: {off_low} (no warning says too low)")
+
+
 def speed(rows: int, features: int) -> None:
     """--prior auto against one fit with the prior given, linear kernel, sparse rows (50
     values a row; classes from a sparse hyperplane, 5 % flipped: bench_svm.synthetic)."""
@@ -323,7 +391,8 @@ def speed(rows: int, features: int) -> None:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", choices=("uci", "held", "speed"), default="uci")
+    ap.add_argument("what", nargs="?", choices=("uci", "held", "speed", "warnings"),
+                    default="uci")
     ap.add_argument("--draws", type=int, default=10)
     ap.add_argument("--sets", default=",".join(UP.PRIOR_SETS))
     ap.add_argument("--rows", type=int, default=100_000)
@@ -333,6 +402,8 @@ def main(argv=None):
         speed(a.rows, a.features)
     elif a.what == "held":
         held(a.draws)
+    elif a.what == "warnings":
+        warnings_precision(a.draws)
     else:
         uci(a.draws, a.sets.split(","))
 
