@@ -850,22 +850,11 @@ def _plan(name: str, X, y: np.ndarray, multi: bool, params: dict, max_memory,
     return _Plan(m, search, on.numpy, not (multi and name == "tvrls"))
 
 
-def _system(name: str, X, y: np.ndarray, params: dict, plan: _Plan, max_memory,
-            warm) -> tuple[TVSetup | LowRankSetup, KernelSpec, dict]:
-    """The graph and the kernel system of the rows X (:func:`setup`), or ``warm``'s when they
-    were built for the same rows with the same parameters (the check's folds: nothing in them
-    depends on the labels, except the landmarks, compared); returns (system, kernel, what
-    ``model.warm`` keeps)."""
+def _system(name: str, X, y: np.ndarray, params: dict, plan: _Plan,
+            max_memory) -> tuple[TVSetup | LowRankSetup, KernelSpec]:
+    """The graph and the kernel system of the rows X (:func:`setup`) as the plan says, and
+    the kernel (γ auto resolved on the graph's scale, said)."""
     landmarks = kernels.choose_landmarks(y, plan.m) if plan.m else None
-    key = tuple((p, params[p]) for p in ("neighbors", "graph_weights", "heat_width", "kernel",
-                                         "gamma", "degree", "coef0", "lambda", "r1",
-                                         "graph_metric"))
-    key += (("search", plan.search), ("numpy", plan.numpy), ("factor", plan.factor),
-            ("rows", X.shape))
-    if (warm and warm.get("key") == key and
-            np.array_equal(warm["landmarks"] if warm["landmarks"] is not None else [],
-                           landmarks if landmarks is not None else [])):
-        return warm["setup"], warm["spec"], warm
     idx, dist = graph.knn(kernels.prepare(X), params["neighbors"], plan.search,
                           numpy=plan.numpy)
     W, t = graph.adjacency(idx, dist, params["graph_weights"], params["heat_width"])
@@ -880,7 +869,7 @@ def _system(name: str, X, y: np.ndarray, params: dict, plan: _Plan, max_memory,
     st = setup(X, spec, params["neighbors"], params["graph_weights"], params["heat_width"],
                params["lambda"], params["r1"], max_memory, factor=plan.factor,
                landmarks=landmarks, W=W, numpy=plan.numpy)
-    return st, spec, {"key": key, "landmarks": landmarks, "setup": st, "spec": spec}
+    return st, spec
 
 
 def _solve(name: str, st, y: np.ndarray, classes: list, params: dict) -> tuple:
@@ -933,12 +922,10 @@ def _solve(name: str, st, y: np.ndarray, classes: list, params: dict) -> tuple:
 
 
 def _fit_tv(name: str):
-    def fit(X, y, cost, params, max_memory=None, warm=None, backend=None):
+    def fit(X, y, cost, params, max_memory=None, backend=None):
         """Train on all rows of X (label 0 = unlabeled); binary or multi-class by the labels.
-        ``warm``: the ``model.warm`` of a fit on the same rows, whose graph and kernel system
-        are reused when built with the same parameters (the check's folds, which hide their
-        labels). ``backend`` as :func:`ssl_svm.solvers.linear.fit_svm`'s (numpy: the exact
-        kernel with the exact neighbour search)."""
+        ``backend`` as :func:`ssl_svm.solvers.linear.fit_svm`'s (numpy: the exact kernel with
+        the exact neighbour search)."""
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d = X.shape
@@ -951,14 +938,14 @@ def _fit_tv(name: str):
             log.warning("%s: per-row cost factors (cost:) are ignored", name)
         plan = _plan(name, X, y, len(classes) > 2, params, max_memory, backend)
         ts = time.perf_counter()
-        st, spec, kept = _system(name, X, y, params, plan, max_memory, warm)
+        st, spec = _system(name, X, y, params, plan, max_memory)
         setup_time = time.perf_counter() - ts
         log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
                  int(np.sum(y == 0)), len(classes),
                  "multi-class" if len(classes) > 2 else "binary", spec.describe())
-        log.info("graph (%d edges), kernel and factor%s: %.2f s%s", st.edges.m,
+        log.info("graph (%d edges), kernel and factor%s: %.2f s", st.edges.m,
                  f" (Nyström, {st.Z.shape[1]} of {st.landmarks.size} landmark directions)"
-                 if plan.m else "", setup_time, " (reused)" if kept is warm else "")
+                 if plan.m else "", setup_time)
         res, order, extra, more_stats = _solve(name, st, y, classes, params)
         if not res.converged:
             log.warning("%s stopped at its iteration limit (%d) before the relative change "
@@ -982,7 +969,6 @@ def _fit_tv(name: str):
                        "train_time": [time.perf_counter() - t0], **more_stats}
         F = res.f.reshape(n, -1)
         model.train_values = F
-        model.warm = kept
         _check_outputs(name, model, F, st.kmul(res.alpha.reshape(n, -1)), y == 0, res)
         return model
 

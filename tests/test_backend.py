@@ -287,33 +287,3 @@ def test_the_exact_hinge_step_is_smos_optimum():
         assert (0.5 * float(beta @ beta) / r2 - float(q @ beta)
                 <= 0.5 * float(ref @ ref) / r2 - float(q @ ref) + 1e-10)
         np.testing.assert_allclose(beta, ref, atol=1e-9)
-
-
-@pytest.mark.parametrize("name", ["tvsvm", "cheeger-rls"])
-def test_a_tv_fold_reuses_the_fits_graph_and_kernel_and_equals_a_fresh_fit(name):
-    """The check's folds (rows_reuse): a fit with some labels hidden, given the full fit's
-    ``model.warm``, takes its graph and kernel system (said) and gives the model a fit from
-    scratch gives, to the last bit; landmarks chosen from other labels are not reused."""
-    algo = ALGORITHMS[name]
-    assert algo.rows_reuse
-    d = read_dataset(str(SAMPLES / "pcmac.train"))
-    params = algo.defaults()
-    full = algo.fit(d.X, d.y, np.ones(d.y.size), params)
-    hidden = d.y.copy()
-    hidden[np.flatnonzero(d.y)[::5]] = 0.0
-    fresh = algo.fit(d.X, hidden, np.ones(d.y.size), params)
-    reused = algo.fit(d.X, hidden, np.ones(d.y.size), params,
-                      warm={**full.warm, "seeds": None})
-    assert reused.warm["setup"] is full.warm["setup"]
-    assert fresh.warm["setup"] is not full.warm["setup"]
-    np.testing.assert_array_equal(reused.train_values, fresh.train_values)
-    np.testing.assert_array_equal(reused.function.coef, fresh.function.coef)
-    # another graph: nothing reused
-    other = algo.fit(d.X, hidden, np.ones(d.y.size), {**params, "neighbors": 7},
-                     warm=full.warm)
-    assert other.warm["setup"] is not full.warm["setup"]
-    # the landmark form: the landmarks follow the labels, so a fold's are its own
-    lm = {**params, "landmarks": 60}
-    full = algo.fit(d.X, d.y, np.ones(d.y.size), lm)
-    fold = algo.fit(d.X, hidden, np.ones(d.y.size), lm, warm=full.warm)
-    assert fold.warm["setup"] is not full.warm["setup"]
