@@ -38,9 +38,9 @@ CHOICES = ("auto", NUMPY, NUMBA)
 # w8a, pcmac, rcv1, mnist38), which a fit on 10⁵ values rarely reaches.
 NUMPY_NNZ = 100_000
 NUMPY_ROWS = 3000
-# the TV family's exact form: its Chambolle-Pock steps take ~1.75x numba's time on numpy (49
-# against 28 µs a step on usps49-10's graph); whole commands with their check ran 0.69x
-# numba's on 500 rows (pcmac) and 1.08-1.15x on 1,296 (usps49-10)
+# the TV family's exact form: its Chambolle-Pock steps take ~2x numba's time on numpy (55
+# against 28 µs a step on usps49-10's graph); whole commands with their check ran 0.74-0.96x
+# numba's on 500 rows (pcmac) and 1.03-1.15x on 1,296 (usps49-10)
 NUMPY_TV_ROWS = 1000
 NUMPY_PATHS = {"svm": ("stored values", NUMPY_NNZ), "rls": ("stored values", NUMPY_NNZ),
                "tsvm": ("stored values", NUMPY_NNZ), "da": ("stored values", NUMPY_NNZ),
