@@ -252,6 +252,22 @@ def generated(distance: float, p: int, pi: float, seed: int):
     return sp.csr_matrix(X), yy, y
 
 
+def held_draws(draws: int):
+    """Every (set name, draw, X, PU labels, true π of the unlabeled rows) of the held sets and
+    the generated ones, draws 0..draws−1, in order."""
+    cases = [(n, None) for n in HELD] + [(f"{g}, π {pi}", (g, pi)) for g in GENERATED
+                                          for pi in (0.2, 0.5, 0.8)]
+    for name, gen in cases:
+        if gen is None:
+            X, y = held_set(name)
+        for seed in range(draws):
+            if gen is None:
+                yy = UP.pu_split(y, 0.2, seed)
+            else:
+                X, yy, y = generated(*GENERATED[gen[0]], gen[1], seed)
+            yield name, seed, X, yy, float(np.mean(y[yy == 0] > 0))
+
+
 def held(draws: int) -> None:
     print(f"draws 0..{draws - 1}; mean absolute error of π (mean signed error), the 90 % "
           "interval's coverage and median width, the 95 % upper bound's coverage and median "
@@ -259,19 +275,14 @@ def held(draws: int) -> None:
     print("| set | p | true π | auto | cover | width | bound ≥ π | bound − π | warned | dmin "
           "| em |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    cases = [(n, None) for n in HELD] + [(f"{g}, π {pi}", (g, pi)) for g in GENERATED
-                                          for pi in (0.2, 0.5, 0.8)]
-    mae, covered, widths, bounded, excess = [], 0, [], 0, []
-    for name, gen in cases:
-        if gen is None:
-            X, y = held_set(name)
+    mae, covered, widths, bounded, excess, cases = [], 0, [], 0, [], 0
+    rows = {}
+    for name, seed, X, yy, true in held_draws(draws):
+        rows.setdefault(name, []).append((seed, X, yy, true))
+    for name, runs in rows.items():
+        cases += 1
         err, dm, em, cov, width, warned, held_up, over = [], [], [], 0, [], 0, 0, []
-        for seed in range(draws):
-            if gen is None:
-                yy = UP.pu_split(y, 0.2, seed)
-            else:
-                X, yy, y = generated(*GENERATED[gen[0]], gen[1], seed)
-            true = float(np.mean(y[yy == 0] > 0))
+        for seed, X, yy, true in runs:
             e = PR.estimate_prior(X, yy, seed=seed)
             err.append(e.value - true)
             cov += e.low <= true <= e.high
@@ -291,8 +302,8 @@ def held(draws: int) -> None:
               f"{cov}/{draws} | {np.median(width):.2f} | {held_up}/{draws} | "
               f"{np.median(over):.2f} | {warned}/{draws} | {np.mean(dm):.3f} | "
               f"{np.mean(em):.3f} |", flush=True)
-    print(f"| **mean** | | | **{np.mean(mae):.3f}** | **{covered}/{draws * len(cases)}** | "
-          f"**{np.median(widths):.2f}** | **{bounded}/{draws * len(cases)}** | "
+    print(f"| **mean** | | | **{np.mean(mae):.3f}** | **{covered}/{draws * cases}** | "
+          f"**{np.median(widths):.2f}** | **{bounded}/{draws * cases}** | "
           f"**{np.median(excess):.2f}** | | | |")
 
 
@@ -323,37 +334,29 @@ def warnings_precision(draws: int) -> None:
     fired = {w: 0 for w in WARNINGS}
     right = {w: 0 for w in WARNINGS}
     off_high = off_high_named = off_low = 0
-    cases = [(n, None) for n in HELD] + [(f"{g}, π {pi}", (g, pi)) for g in GENERATED
-                                          for pi in (0.2, 0.5, 0.8)]
     fit_usmo = ALGORITHMS["usmo"].fit
     params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
-    for name, gen in cases:
-        if gen is None:
-            X, y = held_set(name)
-        for seed in range(draws):
-            if gen is None:
-                yy = UP.pu_split(y, 0.2, seed)
-            else:
-                X, yy, y = generated(*GENERATED[gen[0]], gen[1], seed)
-            true = float(np.mean(y[yy == 0] > 0))
-            e = PR.estimate_prior(X, yy, seed=seed)
-            err = e.value - true
-            m = fit_usmo(X, yy, np.ones(yy.size), {**params, "prior": str(e.value)})
-            F = m.train_values[:, 0]
-            fit = ("no positive" if not np.any(F > 0) else
-                   "all positive" if np.all(F[yy == 0] > 0) else "")
-            on = [w for w, (when, _) in WARNINGS.items() if when(e, err, fit)]
-            for w in on:
-                fired[w] += 1
-                right[w] += bool(WARNINGS[w][1](e, err, fit))
-            if err > 0.1:
-                off_high += 1
-                off_high_named += any(w in SAYS_HIGH for w in on)
-            elif err < -0.1:
-                off_low += 1
-        print(f"{name}: done", file=sys.stderr, flush=True)
-    total = draws * len(cases)
-    print(f"{len(cases)} sets × {draws} draws = {total} draws")
+    total, names = 0, set()
+    for name, seed, X, yy, true in held_draws(draws):
+        total += 1
+        names.add(name)
+        e = PR.estimate_prior(X, yy, seed=seed)
+        err = e.value - true
+        m = fit_usmo(X, yy, np.ones(yy.size), {**params, "prior": str(e.value)})
+        F = m.train_values[:, 0]
+        fit = ("no positive" if not np.any(F > 0) else
+               "all positive" if np.all(F[yy == 0] > 0) else "")
+        on = [w for w, (when, _) in WARNINGS.items() if when(e, err, fit)]
+        for w in on:
+            fired[w] += 1
+            right[w] += bool(WARNINGS[w][1](e, err, fit))
+        if err > 0.1:
+            off_high += 1
+            off_high_named += any(w in SAYS_HIGH for w in on)
+        elif err < -0.1:
+            off_low += 1
+        print(f"{name}, draw {seed}: done", file=sys.stderr, flush=True)
+    print(f"{len(names)} sets × {draws} draws = {total} draws")
     print("| warning | fired | right | precision |")
     print("|---|---|---|---|")
     for w in WARNINGS:
