@@ -108,17 +108,10 @@ def _nb():
     return tv_numba
 
 
-def _product(A, x, out):
-    """out ← A x (A sparse)."""
-    out[:] = A @ x
-
-
-def _gap_numpy(D, x, z, gamma, rho, Dtp, Dx, matvec):
-    """(primal, dual) at x and at the p whose Dᵀp is Dtp (tv_numba.gap's sums by numpy); Dx is
-    work space."""
+def _gap_numpy(D, x, z, gamma, rho, Dtp):
+    """(primal, dual) at x and at the p whose Dᵀp is Dtp (tv_numba.gap's sums by numpy)."""
     d = x - z
-    matvec(D, x, Dx)
-    primal = gamma * float(np.sum(np.abs(Dx))) + 0.5 * rho * float(d @ d)
+    primal = gamma * float(np.sum(np.abs(D @ x))) + 0.5 * rho * float(d @ d)
     dual = float(Dtp @ z) - float(Dtp @ Dtp) / (2.0 * rho)
     return primal, dual
 
@@ -127,27 +120,22 @@ def _cp_loop_numpy(D, Dt, z, gamma, rho, x, p, L2, tol, max_iter, check_every,
                    restart_factor):
     """:func:`ssl_svm.solvers.tv_numba.cp_loop` by whole-array passes: D and Dᵀ as CSR
     matrices (2 entries a row of D); x and p updated in place."""
-    matvec = _product
     tau0 = 1.0 / math.sqrt(L2) if L2 > 0 else 1.0
     sigma0 = 1.0 / (tau0 * L2) if L2 > 0 else 1.0
     tau, sigma = tau0, sigma0
     xbar = x.copy()
     xold = np.empty_like(x)
-    Dx = np.empty(p.size)
-    Dtp = np.empty(x.size)
-    matvec(Dt, p, Dtp)
-    primal, dual = _gap_numpy(D, x, z, gamma, rho, Dtp, Dx, matvec)
+    Dtp = Dt @ p
+    primal, dual = _gap_numpy(D, x, z, gamma, rho, Dtp)
     gap_at_restart = primal - dual
     it = 0
     restarts = 0
     while it < max_iter and primal - dual > tol * max(1.0, abs(primal)):
         for _ in range(check_every):
-            matvec(D, xbar, Dx)
-            Dx *= sigma
-            p += Dx
+            p += sigma * (D @ xbar)
             np.minimum(p, gamma, out=p)
             np.maximum(p, -gamma, out=p)
-            matvec(Dt, p, Dtp)
+            Dtp = Dt @ p
             xold[:] = x
             x -= tau * Dtp
             x += tau * rho * z
@@ -159,7 +147,7 @@ def _cp_loop_numpy(D, Dt, z, gamma, rho, x, p, L2, tol, max_iter, check_every,
             xbar *= theta
             xbar += x
             it += 1
-        primal, dual = _gap_numpy(D, x, z, gamma, rho, Dtp, Dx, matvec)
+        primal, dual = _gap_numpy(D, x, z, gamma, rho, Dtp)
         if primal - dual <= restart_factor * gap_at_restart:
             tau, sigma = tau0, sigma0  # as tv_numba.cp_loop: restart the step sizes
             xbar[:] = x
@@ -239,9 +227,9 @@ def tv_prox_columns(edges: Edges, Z: np.ndarray, gammas, rhos, G0=None, P0=None,
     if run.size:
         sub = np.zeros((run.size, 4))
         Xr, Pr = np.ascontiguousarray(X[run]), np.ascontiguousarray(P[run])
-        _nb().cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]), gammas[run],
-                    rhos[run], Xr, Pr, edges.step_bound(), float(tol), int(max_iter),
-                    int(check_every), float(restart_factor), sub)
+        _nb().cp_columns(edges.i, edges.j, edges.c, np.ascontiguousarray(Zt[run]),
+                         gammas[run], rhos[run], Xr, Pr, edges.step_bound(), float(tol),
+                         int(max_iter), int(check_every), float(restart_factor), sub)
         X[run], P[run], stats[run] = Xr, Pr, sub
     out = []
     for t in range(k):
