@@ -777,6 +777,8 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter, numpy: bool = False):
         from ssl_svm.solvers import tv_numba
 
         return tv_numba.svm_dual_smo(Q, q, y, mu, beta, tol, max_iter)
+    if q.size == 0:  # as the loop: no pair, the violation of empty sets
+        return 0, -np.inf
     grad = Q @ beta - q
     pos = y > 0
     diag = np.diag(Q).copy()
@@ -787,7 +789,7 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter, numpy: bool = False):
         vu = np.where(np.where(pos, beta < mu, beta > 0), v, -np.inf)
         i = int(np.argmax(vu))
         gmax = vu[i]
-        gmin = np.min(np.where(low, v, np.inf)) if v.size else np.inf
+        gmin = np.min(np.where(low, v, np.inf))
         viol = gmax - gmin
         if gmax == -np.inf or gmin == np.inf or viol <= tol:
             return it, float(viol)

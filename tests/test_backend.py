@@ -251,6 +251,10 @@ def test_the_numpy_tv_kernels_equal_numbas():
     out = np.empty_like(V)
     tv_numba.michelot_rows(V, out)
     np.testing.assert_allclose(tv.project_simplex(V, numpy=True), out, atol=1e-14)
+    empty = np.zeros(0)
+    assert (tvsvm.svm_dual_smo(np.zeros((0, 0)), empty, empty, 2.0, empty.copy(), 1e-10, 10,
+                               numpy=True)
+            == tvsvm.svm_dual_smo(np.zeros((0, 0)), empty, empty, 2.0, empty.copy(), 1e-10, 10))
     for n in (1, 7, 60):
         A = rng.normal(size=(n, n))
         Q = A @ A.T / n
