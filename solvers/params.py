@@ -340,8 +340,17 @@ _USMO_LAMBDA = replace(
     help="regularisation λ: c1 = π/(2λp), c2 = 1/(2λn); auto (the default): the best of 0.1, "
          "0.01, …, 1e-6 by 3-fold cross-validation of the PU metric recall²/P(ŷ=1) on a "
          "seeded sample of 20,000 rows (2,000 with a nonlinear kernel), printed")
+_USMO_LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
+                        "nonlinear kernels: M > 0 = f = Σ_j α_j k(·, z_j) + β over M landmark "
+                        "rows z_j (a seeded uniform sample), fitted exactly on the Nyström "
+                        "features K(X, Z)·K(Z, Z)^(-1/2) by the linear kernel's coordinate "
+                        "descent (12·n·M bytes; M = n is the exact problem), and the model "
+                        "keeps the M rows; 0 = the exact kernel form (SMO, n² kernel values a "
+                        "pass); auto: the exact form up to 5,000 rows, else 2,000 landmarks, "
+                        "fewer if --max-memory needs; printed", low=0, names=("auto",))
 _USMO_PARAMS = (_USMO_LAMBDA,
-                _PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, _TAU, _CACHE,
+                _PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, _USMO_LANDMARKS,
+                _TAU, _CACHE,
                 replace(MAX_ITER, high=INT_LIMIT).with_default(
                     10_000_000, "maximum number of SMO pair steps (the linear kernel's "
                     "coordinate descent: of passes over the unlabeled rows)"))
@@ -401,9 +410,10 @@ _TV_LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
                       "and 1,000 more), fewer if the memory needs; printed (--nystrom: the "
                       "same)", low=0, names=("auto",))
 _CLASS_NORM = Param("class_norm", ("--class-norm",), str, "n",
-                    "multi-class only: norm of every class column after the simplex step, "
-                    "n = √N (as the binary formulations; best on USPS 0/1/4/9) or n/c = "
-                    "√(N/c), the norm of a balanced one-hot column: converges 2.5-5x "
+                    "multi-class only: norm of class k's column after the simplex step, "
+                    "from its share p_k of the labeled rows: n = √(N·c·p_k) (√N with "
+                    "balanced labels, as the binary formulations; best on USPS 0/1/4/9) or "
+                    "n/c = √(N·p_k), the norm of a one-hot column: converges 2.5-5x "
                     "faster with ten classes; TV-SVM / TV-RLS error on 10-class mnist with "
                     "10 labels per class 14 / 17 % against 19 / 22 % at 5,000 rows, 9.6 / "
                     "14.5 % against 9.2 / 19.1 % at 10,000; worse on USPS; ignored for two "

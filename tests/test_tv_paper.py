@@ -198,9 +198,13 @@ def test_class_norm_n_over_c_converges_on_ten_class_mnist():
     from ssl_svm.formats.svmlight import read_dataset
     from ssl_svm.solvers.kernels import KernelSpec
 
-    assert tvsvm.class_scale(400, 4, "n") == 20.0 and tvsvm.class_scale(400, 4, "n/c") == 10.0
+    Yb = np.zeros((400, 4))
+    Yb[np.arange(40), np.arange(40) % 4] = 1.0  # 10 labels per class
+    labb = np.arange(400) < 40
+    assert np.allclose(tvsvm.class_scale(Yb, labb, "n"), 20.0)
+    assert np.allclose(tvsvm.class_scale(Yb, labb, "n/c"), 10.0)
     with pytest.raises(ValueError):
-        tvsvm.class_scale(400, 4, "c")
+        tvsvm.class_scale(Yb, labb, "c")
     data = read_dataset(str(TP.SHARED / "datasets" / "mnist" / "mnist.gz"), n_features=784)
     rows = np.random.default_rng(0).permutation(data.n_rows)[:2000]
     X = data.X[rows] / 255.0
