@@ -377,23 +377,24 @@ def auto_landmarks(n: int, n_labeled: int, memory_limit: int | None, copies: int
 
 
 def kernel_form(name: str, given, n: int, n_labeled: int, exact_plan: list,
-                memory_limit: int | None, copies: int = 1) -> int | None:
-    """The landmarks of a fit (--landmarks ``given``), or None for the exact n×n form: 0 the
-    exact form; M ≥ 1 min(M, n) landmarks; None (auto) the exact form up to
-    :data:`EXACT_MAX_ROWS` rows when ``exact_plan`` (check_plan's parts) fits the memory
-    limit, else :func:`auto_landmarks` (said); when fewer than :data:`LANDMARKS_MIN` would
-    fit, the exact plan's refusal (:func:`check_plan`) is raised."""
+                memory_limit: int | None, copies: int = 1,
+                exact_rows: int = EXACT_MAX_ROWS) -> int | None:
+    """The landmarks of a fit (--landmarks ``given``), or None for the exact form: 0 the
+    exact form; M ≥ 1 min(M, n) landmarks; None (auto) the exact form up to ``exact_rows``
+    rows when ``exact_plan`` (check_plan's parts) fits the memory limit, else
+    :func:`auto_landmarks` (said); when fewer than :data:`LANDMARKS_MIN` would fit, the exact
+    plan's refusal (:func:`check_plan`) is raised."""
     if given is not None:
         return None if int(given) == 0 else min(int(given), n)
     limit = default_memory_limit() if memory_limit is None else memory_limit
-    if n <= EXACT_MAX_ROWS and sum(b for _, b in exact_plan) <= limit:
+    if n <= exact_rows and sum(b for _, b in exact_plan) <= limit:
         return None
     m = auto_landmarks(n, n_labeled, memory_limit, copies)
     if m < min(n, LANDMARKS_MIN):
         check_plan(exact_plan, memory_limit)  # neither form fits: say the exact one's needs
     log.info("%s: %d landmark rows (auto: %s; --landmarks M sets them, 0 the exact form)",
-             name, m, f"{n} rows, above the exact form's {EXACT_MAX_ROWS}"
-             if n > EXACT_MAX_ROWS else "the exact n×n kernel exceeds the memory limit of "
+             name, m, f"{n} rows, above the exact form's {exact_rows}"
+             if n > exact_rows else "the exact n×n kernel exceeds the memory limit of "
              f"{human_bytes(limit)}")
     return m
 

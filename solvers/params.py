@@ -346,7 +346,7 @@ _USMO_LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
                         "features K(X, Z)·K(Z, Z)^(-1/2) by the linear kernel's coordinate "
                         "descent (12·n·M bytes; M = n is the exact problem), and the model "
                         "keeps the M rows; 0 = the exact kernel form (SMO, n² kernel values a "
-                        "pass); auto: the exact form up to 5,000 rows, else 2,000 landmarks, "
+                        "pass); auto: the exact form up to 20,000 rows, else 2,000 landmarks, "
                         "fewer if --max-memory needs; printed", low=0, names=("auto",))
 _USMO_PARAMS = (_USMO_LAMBDA,
                 _PRIOR, KERNEL.with_default("linear"), GAMMA, DEGREE, COEF0, _USMO_LANDMARKS,

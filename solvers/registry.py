@@ -113,7 +113,8 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "convex dual by dual coordinate descent (linear kernel) or SMO, memory linear "
                   "in the rows",
                   SOLVER_PARAMS["usmo"], "ssl_svm.solvers.usmo:fit_usmo", uses_unlabeled=True,
-                  run_options=("negatives_as_unlabeled",), positive_unlabeled=True),
+                  run_options=("negatives_as_unlabeled", "max_memory"),
+                  positive_unlabeled=True),
         Algorithm("tvrls", "graph total-variation RLS (Bresson & Zhang 2012): η/2 Σ_labeled "
                   "(y - f)² + λ/2‖f‖²_K + γ‖Df‖ by augmented-Lagrangian splitting with a "
                   "Chambolle-Pock TV step and the paper's normalisation; native multi-class "

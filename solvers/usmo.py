@@ -313,16 +313,19 @@ def _lambda_folds(Xs, ys, folds, prior, spec, tau, max_iter, cache_mb, pred) -> 
 
 
 def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: int,
-                  cache_mb: float) -> tuple[float, float]:
+                  cache_mb: float, cap: int | None = None) -> tuple[float, float]:
     """(λ, its score) for ``lambda`` auto: the best of LAMBDA_PATH by Lee & Liu's PU metric
     recall² / P(ŷ = +1) (recall on the held-out labeled positives, P over all held-out rows),
     pooled over LAMBDA_FOLDS folds stratified by label, of a seeded sample of at most
     LAMBDA_ROWS rows (the labeled share kept); among equals the middle one. The metric needs
-    no negatives: under the SCAR assumption it is (precision · recall) / π_all."""
+    no negatives: under the SCAR assumption it is (precision · recall) / π_all. ``cap``:
+    the sample's rows (default by the kernel; the landmark form's dense features take
+    LAMBDA_ROWS_KERNEL, as the kernel form does)."""
     from ssl_svm.solvers.crossval import stratified_folds
 
     t0 = time.perf_counter()
-    cap = LAMBDA_ROWS if spec.name == "linear" else LAMBDA_ROWS_KERNEL
+    if cap is None:
+        cap = LAMBDA_ROWS if spec.name == "linear" else LAMBDA_ROWS_KERNEL
     rows = sample_rows(y, cap, 0, least=LAMBDA_FOLDS) if y.size > cap else np.arange(y.size)
     Xs = sp.csr_matrix(X[rows])
     Xs = Xs[:, np.unique(Xs.indices)]  # the columns the sample uses: the same kernel values
@@ -348,8 +351,54 @@ def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: in
     return float(LAMBDA_PATH[j]), float(score[j])
 
 
-def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
-    """Train on +1 (labeled positive) and 0 (unlabeled) rows; see the module docstring."""
+def dense_csr(Z: np.ndarray) -> sp.csr_matrix:
+    """The dense n×r matrix Z as a CSR matrix that shares Z's values (every entry stored,
+    column indices 0…r−1 in each row; int32 indices while they fit: 12 bytes a value where a
+    conversion takes 20), for the CSR routines of the linear kernel."""
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    n, r = Z.shape
+    idx = np.int32 if n * r < 2**31 - 1 else np.int64
+    M = sp.csr_matrix((Z.reshape(-1), np.tile(np.arange(r, dtype=idx), n),
+                       np.arange(0, n * r + 1, max(r, 1), dtype=idx)[:n + 1]),
+                      shape=(n, r), copy=False)
+    M.has_sorted_indices = True
+    return M
+
+
+@dataclass
+class LandmarkFeatures:
+    """The landmark form of a nonlinear kernel: the rows ``landmarks`` of the training rows,
+    T with K(Z, Z) = U S Uᵀ, T = U_r S_r^{-1/2}, and the features F = K(X, Z)·T (CSR over
+    dense values), on which the kernel problem restricted to span{k(·, z_j)} is the linear
+    one: a weight vector w there is the expansion α = T·w over the landmarks."""
+    landmarks: np.ndarray
+    T: np.ndarray
+    F: sp.csr_matrix
+
+
+def landmark_features(X, spec: KernelSpec, m: int, memory_limit=None) -> LandmarkFeatures:
+    """:class:`LandmarkFeatures` over m landmark rows of X (a seeded uniform sample: the
+    labeled positives are not favoured, the unlabeled rows hold both classes)."""
+    t0 = time.perf_counter()
+    landmarks = kernels.choose_landmarks(np.zeros(X.shape[0]), m, 0)
+    Z, T = kernels.nystrom(spec, kernels.prepare(X), landmarks, memory_limit)
+    log.info("usmo: landmark form: %d landmark rows, Nyström features %d×%d (%s), %.2f s",
+             landmarks.size, Z.shape[0], Z.shape[1], kernels.human_bytes(12 * Z.size),
+             time.perf_counter() - t0)
+    return LandmarkFeatures(landmarks, T, dense_csr(Z))
+
+
+# the exact kernel form's SMO costs about n² kernel values a pass; above this many rows a
+# nonlinear kernel takes the landmark form (--landmarks auto): on 20,000 rows of the rolls
+# both take about 12 s, on 5,000 the exact form 5 s against 13 s
+EXACT_ROWS = kernels.EXACT_MAX_ROWS
+
+
+def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
+    """Train on +1 (labeled positive) and 0 (unlabeled) rows; see the module docstring. A
+    nonlinear kernel on more than :data:`EXACT_ROWS` rows (or with --landmarks M) is fitted
+    on :func:`landmark_features`: the linear problem there is the kernel problem over the
+    landmarks' span (the exact one when every row is a landmark)."""
     t0 = time.perf_counter()
     X = sp.csr_matrix(X)
     y = np.asarray(y, dtype=np.float64).copy()
@@ -362,21 +411,30 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
                            "rows as unlabeled)")
     if cost is not None and np.any(np.asarray(cost) != 1.0):
         log.warning("usmo does not use per-row cost: factors; they are ignored")
-    prior = parse_prior(params["prior"])
-    estimate = None
-    if prior is None:
-        estimate = estimate_and_report_prior(X, y)
-        prior = estimate.value
     gamma, chosen = kernels.resolve_gamma(params["gamma"], params["kernel"], X)
     if chosen != "given" and params["kernel"] != "linear":
         log.info("usmo: kernel γ = %.6g (%s)", gamma, chosen)
     spec = KernelSpec(params["kernel"], float(gamma), int(params["degree"]),
                       float(params["coef0"]))
+    lf = None
+    if spec.name != "linear":
+        m = kernels.kernel_form("usmo", params.get("landmarks"), y.size, int(np.sum(y > 0)),
+                                [], max_memory, copies=2, exact_rows=EXACT_ROWS)
+        if m is not None:
+            lf = landmark_features(X, spec, m, max_memory)
+    # what the solver sees: the landmark form is the linear problem on its features
+    Xs, fspec = (X, spec) if lf is None else (lf.F, KernelSpec("linear"))
+    prior = parse_prior(params["prior"])
+    estimate = None
+    if prior is None:
+        estimate = estimate_and_report_prior(Xs, y)
+        prior = estimate.value
     lam = params["lambda"]
     if lam is None:
-        lam, _ = choose_lambda(X, y, prior, spec, params["epsilon"], params["max_iter"],
-                               params["cache_mb"])
-    r = usmo(X, y, lam, prior, spec, params["epsilon"], params["max_iter"], params["cache_mb"])
+        lam, _ = choose_lambda(Xs, y, prior, fspec, params["epsilon"], params["max_iter"],
+                               params["cache_mb"], None if lf is None else LAMBDA_ROWS_KERNEL)
+    r = usmo(Xs, y, lam, prior, fspec, params["epsilon"], params["max_iter"],
+             params["cache_mb"])
     # the linear kernel's dual coordinate descent counts passes over the unlabeled rows, and
     # stops when its solves stall, not on a nil pair step: its own words
     dcd = r.path == "dcd"
@@ -386,12 +444,12 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
                     r.iterations, steps, r.violation, params["epsilon"])
     elif not r.converged and dcd:
 
-        log.warning("usmo (linear, dual coordinate descent) stopped after %d passes over the "
+        log.warning("usmo (%s, dual coordinate descent) stopped after %d passes over the "
                     "unlabeled rows: %d solves in a row used their %d passes without reaching "
                     "τ, violation %.3g > τ = %g (not τ-optimal); it crawls when λ is small (c2 "
                     "= 1/(2λn) large): a larger -W, or -W auto, converges sooner",
-                    r.iterations, usmo_dcd.STALLED, usmo_dcd.INNER_PASSES, r.violation,
-                    params["epsilon"])
+                    "linear" if lf is None else "landmark features", r.iterations,
+                    usmo_dcd.STALLED, usmo_dcd.INNER_PASSES, r.violation, params["epsilon"])
     elif not r.converged:
         log.warning("usmo stopped after %d pair steps: the maximal violating pair's exact step "
                     "is nil in floating point, violation %.3g > τ = %g (not τ-optimal)",
@@ -400,7 +458,10 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
              r.objective, r.iterations, steps, r.violation, r.beta)
     P = np.flatnonzero(y > 0)
     U = np.flatnonzero(y == 0)
-    if r.w is not None:
+    if lf is not None:
+        function = KernelExpansion(spec, sp.csr_matrix(X[lf.landmarks]),
+                                   (lf.T @ r.w)[:, None], np.array([r.beta]))
+    elif r.w is not None:
         function = LinearFunctions(r.w[:, None], np.array([r.beta]))
     else:
         keep = r.sigma != 0
@@ -418,7 +479,9 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
                    "iterations": [r.iterations], "max_violation": [r.violation],
                    "n_positive": [int(P.size)], "n_unlabeled": [int(U.size)],
                    "train_time": [time.perf_counter() - t0]}
-    if r.w is None:
+    if lf is not None:
+        model.stats["landmarks"] = [int(lf.landmarks.size)]
+    elif r.w is None:
         model.stats["cache_hits"] = [r.cache_hits]
         model.stats["cache_misses"] = [r.cache_misses]
     F = np.zeros((y.size, 1))
@@ -437,9 +500,6 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False):
     return model
 
 
-# the kernel form's SMO over n rows takes about n² kernel values a pass: offered as the remedy
-# of a degenerate linear fit up to this many rows (a few seconds), beyond it with its cost said
-KERNEL_ADVICE_ROWS = 20_000
 
 
 def one_class_remedies(all_positive: bool, params: dict, lam: float, prior: float,
@@ -451,9 +511,9 @@ def one_class_remedies(all_positive: bool, params: dict, lam: float, prior: floa
     already found no λ that separates them linearly)."""
     out = []
     if params["kernel"] == "linear":
-        cost = "" if n <= KERNEL_ADVICE_ROWS else (
-            f" (its exact form's passes cost about n² = {float(n) * n:.2g} kernel values "
-            "each: on a sample first)")
+        cost = "" if n <= EXACT_ROWS else (
+            f" (on {n} rows it takes the landmark form: {kernels.LANDMARKS} landmark rows "
+            "by default, --landmarks M for more)")
         out.append("the classes may not be linearly separable in these features: rerun with "
                    f"-t rbf, the kernel form (λ auto again){cost}")
     if params["lambda"] is not None:

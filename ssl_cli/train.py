@@ -194,9 +194,9 @@ class Job:
               help="treat rows labeled -1 as unlabeled (and say so) [usmo]; without it a -1 "
                    "row is an error")
 @click.option("--max-memory", default=None, metavar="SIZE",
-              help="memory allowed for n×n matrices (kernel, Newton system), e.g. 500M, 12G; "
-                   "plain numbers are MiB [default: half the RAM] [lapsvm, laprls, tvrls, tvsvm, "
-                   "cheeger-rls, cheeger-svm]")
+              help="memory allowed for n×n matrices (kernel, Newton system) and landmark "
+                   "features, e.g. 500M, 12G; plain numbers are MiB [default: half the RAM] "
+                   "[lapsvm, laprls, usmo, tvrls, tvsvm, cheeger-rls, cheeger-svm]")
 @click.option("--check", type=click.Choice(CHECKS), default="auto", show_default=True,
               help="after a semi-supervised fit, cross-validate it and the supervised svm on "
                    "the same folds of the labeled rows and say the verdict (harm proven, no "

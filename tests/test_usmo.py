@@ -732,7 +732,7 @@ def test_an_all_negative_linear_fit_names_the_remedies_of_this_run(tmp):
 def test_one_class_remedies_follow_the_settings():
     """Each remedy only where it applies: λ advice only for a λ given; the prior's interval end
     on the side that would move the fit; a given prior named as such; the kernel form only
-    for the linear kernel, with its cost beyond KERNEL_ADVICE_ROWS rows."""
+    for the linear kernel, with its landmark form named beyond EXACT_ROWS rows."""
     est = prior.PriorEstimate(0.3, 0.2, 0.45, 0.5, "linear", 10, 0.8)
     auto = {"lambda": None, "kernel": "linear"}
     none_pos = usmo.one_class_remedies(False, auto, 1e-3, 0.3, est, 500)
@@ -746,7 +746,8 @@ def test_one_class_remedies_follow_the_settings():
     assert not any("-t rbf" in s for s in all_pos)
     given = usmo.one_class_remedies(True, auto, 1e-3, 0.6, None, 10**6)
     assert any("π = 0.6 was given: it may be too large" in s for s in given)
-    assert any("kernel values each: on a sample first" in s for s in given)
+    assert any("-t rbf" in s and "it takes the landmark form: 2000 landmark rows" in s
+               for s in given)
 
 
 def test_the_dkw_upper_bound_holds_and_is_the_brute_force_minimum():
@@ -786,3 +787,82 @@ def test_the_prior_estimate_carries_its_upper_bound(tmp):
     m = read_model(str(tmp / "m"))
     assert m.stats["prior_upper"][0] == pytest.approx(bound, abs=0.005)
     assert bound >= 0.2 and bound >= m.stats["prior_low"][0]
+
+
+def test_landmark_form_at_m_equal_n_is_the_exact_kernel_problem():
+    """Every row a landmark: the linear problem on the Nyström features K(X, Z)·T has the
+    exact rbf problem's optimum (the Clarabel QP's objective) and decision values."""
+    X, y = _problem(seed=5, n=150)
+    spec = KernelSpec("rbf", 0.3)
+    Xs = sp.csr_matrix(X)
+    lam, pi = 1e-2, 0.3
+    P, U = np.flatnonzero(y > 0), np.flatnonzero(y == 0)
+    K = kernels.kernel_block(spec, X, X)
+    obj, _ = exact_dual(K, P, U, pi / (2 * lam * P.size), 1 / (2 * lam * U.size))
+    ex = usmo.usmo(Xs, y, lam, pi, spec, tau=1e-9)
+    lf = usmo.landmark_features(Xs, spec, X.shape[0])
+    assert lf.F.nnz == X.shape[0] * lf.T.shape[1] and lf.F.indices.dtype == np.int32
+    lm = usmo.usmo(lf.F, y, lam, pi, KernelSpec("linear"), tau=1e-9)
+    assert lm.path == "dcd" and lm.converged
+    assert abs(lm.objective - obj) <= 1e-7 * abs(obj)
+    assert abs(lm.objective - ex.objective) <= 1e-9 * abs(ex.objective)
+    np.testing.assert_allclose(lm.sigma, ex.sigma, atol=1e-6)
+    Xt = sp.csr_matrix(np.random.default_rng(1).normal(size=(40, X.shape[1])))
+    f_ex = usmo.decision_values(ex, Xs, P, U, spec, Xt)
+    alpha = lf.T @ lm.w
+    f_lm = kernels.kernel_block(spec, Xt, X[lf.landmarks]) @ alpha + lm.beta
+    np.testing.assert_allclose(f_lm, f_ex, atol=1e-5)
+
+
+def test_dense_csr_shares_the_values_and_multiplies_as_the_dense_matrix():
+    Z = np.random.default_rng(2).normal(size=(7, 3))
+    M = usmo.dense_csr(Z)
+    assert np.shares_memory(M.data, Z) and M.has_sorted_indices
+    np.testing.assert_array_equal(M.toarray(), Z)
+    v = np.arange(3.0)
+    np.testing.assert_allclose(M @ v, Z @ v)
+
+
+def test_cli_landmark_form_equals_the_exact_form_at_m_equal_n(tmp):
+    """ssl-train -t rbf --landmarks N (every row) gives the exact form's model: the same
+    decision values on new rows; the model keeps the N landmark rows."""
+    X, y = _problem(seed=6, n=180)
+    _pu_file(tmp / "pu.svm", X, y)
+    Xt = np.random.default_rng(3).normal(size=(30, X.shape[1]))
+    common = ("-a", "usmo", "-W", "0.01", "--prior", "0.3", "-t", "rbf", "-g", "0.25",
+              "-e", "1e-9", "--check", "none")
+    r0 = run("ssl-train", *common, "--landmarks", "0", tmp / "pu.svm", tmp / "exact", check=0)
+    assert "landmark form" not in r0.stderr
+    r1 = run("ssl-train", *common, "--landmarks", "180", tmp / "pu.svm", tmp / "lm", check=0)
+    assert "landmark form: 180 landmark rows" in r1.stderr, r1.stderr
+    exact, lm = read_model(str(tmp / "exact")), read_model(str(tmp / "lm"))
+    assert lm.stats["landmarks"] == [180]
+    assert lm.stats["objective"][0] == pytest.approx(exact.stats["objective"][0], rel=1e-8)
+    np.testing.assert_allclose(lm.decision_function(sp.csr_matrix(Xt)),
+                               exact.decision_function(sp.csr_matrix(Xt)), atol=1e-5)
+
+
+def test_landmarks_auto_takes_the_landmark_form_above_the_exact_rows(tmp, monkeypatch,
+                                                                     caplog):
+    """--landmarks auto: the exact form up to EXACT_ROWS rows, landmarks beyond (said); the
+    linear kernel never takes landmarks; a memory limit too small is one refusal."""
+    import logging
+
+    from ssl_svm.solvers import registry
+    from ssl_svm.solvers.errors import ProblemError
+
+    X, y = _problem(seed=7, n=200)
+    Xs = sp.csr_matrix(X)
+    params = registry.ALGORITHMS["usmo"].defaults() | {"kernel": "rbf", "gamma": 0.3,
+                                                       "lambda": 0.01, "prior": "0.3"}
+    monkeypatch.setattr(usmo, "EXACT_ROWS", 150)
+    with caplog.at_level(logging.INFO, logger="ssl"):
+        m = usmo.fit_usmo(Xs, y, None, params)
+    assert "200 rows, above the exact form's 150" in caplog.text
+    assert m.stats["landmarks"] == [200]  # 2,000 landmarks wanted, min(m, n) taken
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="ssl"):
+        m = usmo.fit_usmo(Xs, y, None, params | {"kernel": "linear"})
+    assert "landmark" not in caplog.text and "landmarks" not in m.stats
+    with pytest.raises(ProblemError):
+        usmo.fit_usmo(Xs, y, None, params | {"landmarks": 150}, max_memory=1000)
