@@ -12,6 +12,7 @@ families).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 from dataclasses import dataclass
@@ -97,11 +98,45 @@ def _knn_search(search: str, X, max_memory: int | None) -> tuple[str, str]:
     return "approximate", why
 
 
+# ssl-tune fits every grid point of a fold on the same rows, and -a auto several graph
+# solvers: with keep_neighbours() on, knn() keeps its latest results (by the rows' content
+# and its arguments) within KNN_CACHE_BYTES, so a fold's neighbours are searched once
+KNN_CACHE_BYTES = 256 << 20
+_knn_cache: dict | None = None
+
+
+def keep_neighbours() -> None:
+    """From now on in this process, :func:`knn` keeps its latest results (the most recent
+    within :data:`KNN_CACHE_BYTES`; a larger one is not kept) and returns a copy when asked
+    again for the same rows and arguments: a pure cache, the same arrays as a new search.
+    Tuning's workers turn it on; :func:`drop_neighbours` turns it off and frees it."""
+    global _knn_cache
+    if _knn_cache is None:
+        _knn_cache = {}
+
+
+def drop_neighbours() -> None:
+    """Turn :func:`keep_neighbours` off in this process and free what it kept."""
+    global _knn_cache
+    _knn_cache = None
+
+
+def _rows_key(X) -> bytes:
+    """sha1 of the rows' shape, storage and values (CSR or dense)."""
+    h = hashlib.sha1(repr((type(X).__name__, X.shape, str(X.dtype))).encode())
+    parts = (X.indptr, X.indices, X.data) if sp.issparse(X) else (X,)
+    for a in parts:
+        h.update(np.ascontiguousarray(a).view(np.uint8).reshape(-1))
+    return h.digest()
+
+
 def knn(X, k: int, search: str = "exact", seed: int = 0, numpy: bool = False
         ) -> tuple[np.ndarray, np.ndarray]:
     """Indices (n, k) and Euclidean distances (n, k) of each row's k nearest other rows:
     ``search`` exact, or approximate (:func:`ssl_svm.solvers.ann.knn`, seeded by ``seed``).
     ``numpy``: the exact search's candidate selection by numpy (:func:`smallest`), not numba.
+    With :func:`keep_neighbours` on, a search already made on the same rows is not made
+    again.
 
     Neighbours are sorted by distance (ties by index). A row is never its own neighbour, but a
     duplicate row is a neighbour at distance 0.
@@ -110,6 +145,25 @@ def knn(X, k: int, search: str = "exact", seed: int = 0, numpy: bool = False
     if not 1 <= k <= n - 1:
         raise ProblemError(f"a {k}-nearest-neighbour graph needs more than {k} rows "
                            f"(have {n}); give fewer neighbours (-k / --neighbors)")
+    if _knn_cache is None:
+        return _knn(X, k, search, seed, numpy)
+    key = (_rows_key(X), k, search, seed, numpy)
+    if key in _knn_cache:
+        log.info("graph: the %d nearest neighbours of these %d rows reused (searched for an "
+                 "earlier fit)", k, n)
+        _knn_cache[key] = hit = _knn_cache.pop(key)  # the latest used last
+        return hit[0].copy(), hit[1].copy()
+    idx, dist = _knn(X, k, search, seed, numpy)
+    if idx.nbytes + dist.nbytes <= KNN_CACHE_BYTES:
+        _knn_cache[key] = (idx.copy(), dist.copy())
+        while sum(a.nbytes + b.nbytes for a, b in _knn_cache.values()) > KNN_CACHE_BYTES:
+            del _knn_cache[next(iter(_knn_cache))]  # the least recently used
+    return idx, dist
+
+
+def _knn(X, k: int, search: str, seed: int, numpy: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`knn`'s search itself (k checked)."""
+    n = X.shape[0]
     if search == "approximate":
         from ssl_svm.solvers import ann
 

@@ -417,6 +417,9 @@ def _tune(train, validation_file, algorithm, svmlin_algorithm, grid_specs, folds
             raise DataError(train, f"{algo.name} (a fold) {e}") from None
         finally:
             progress.clear()
+            from ssl_svm.solvers import graph
+
+            graph.drop_neighbours()  # what run_group kept in this process
             if runner is not None:
                 runner.close()
             if resume is not None:

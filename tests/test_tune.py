@@ -348,3 +348,74 @@ def test_named_values_on_the_grid():
             check=0)
     assert sorted(ln.split()[0] for ln in r.stdout.splitlines()[:-1]) == [
         "gamma=0.5", "gamma=auto", "gamma=features"]
+
+
+def test_knn_keeps_its_results_only_when_asked_and_within_its_bound(monkeypatch):
+    """graph.keep_neighbours: the same rows and arguments search once (the same arrays,
+    copies the caller may change); other arguments search again; a result over the bound is
+    not kept; drop_neighbours turns it off."""
+    from ssl_svm.solvers import graph
+
+    calls = []
+    search = graph._knn
+    monkeypatch.setattr(graph, "_knn", lambda *a: calls.append(a[1]) or search(*a))
+    monkeypatch.setattr(graph, "_knn_cache", None)
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    a = graph.knn(X, 5)
+    graph.knn(X, 5)
+    assert len(calls) == 2  # off by default: every call searches
+    graph.keep_neighbours()
+    try:
+        b = graph.knn(X, 5)
+        b[0][:] = -1  # the caller's copy
+        c = graph.knn(X, 5)
+        assert len(calls) == 3
+        np.testing.assert_array_equal(c[0], a[0])
+        np.testing.assert_array_equal(c[1], a[1])
+        graph.knn(X, 6)
+        graph.knn(X + 1e-3, 5)
+        assert calls[3:] == [6, 5]
+        monkeypatch.setattr(graph, "KNN_CACHE_BYTES", 100)
+        graph.knn(X * 2.0, 5)
+        graph.knn(X * 2.0, 5)
+        assert len(calls) == 7  # 60×5 neighbours take more than 100 bytes: searched again
+    finally:
+        graph.drop_neighbours()
+    graph.knn(X, 5)
+    assert len(calls) == 8
+
+
+def test_tune_searches_a_folds_neighbours_once_for_all_its_points(tmp, monkeypatch):
+    """ssl-tune of a graph solver over two groups of points (no warm start between them):
+    each fold's neighbours are searched once, and the predictions are those of searching
+    every time."""
+    from ssl_svm.solvers import graph
+
+    data = read_dataset(str(shared("bench", "usps49-10", "train.svm")))
+    X, y = data.X, data.y
+    params = ALGORITHMS["laprls"].defaults()
+    problem = tuning.make_problem("laprls", X, y, np.ones(y.size), params, {}, 3, 0)
+    groups = [[(0, {"gamma_i": 0.01})], [(1, {"gamma_i": 1.0})]]
+    calls = []
+    search = graph._knn
+    monkeypatch.setattr(graph, "_knn", lambda *a: calls.append(1) or search(*a))
+    monkeypatch.setattr(graph, "_knn_cache", None)
+
+    def scores():
+        out = []
+        for f in range(3):
+            for g in groups:
+                (r,) = tuning.run_group(problem, g, f, False, 1)
+                assert r.error is None
+                out.append(r.pred)
+        return out
+
+    kept = scores()
+    assert len(calls) == 3  # one search per fold
+    graph.drop_neighbours()
+    monkeypatch.setattr(graph, "keep_neighbours", lambda: None)
+    fresh = scores()
+    assert len(calls) == 3 + 6
+    for a, b in zip(kept, fresh):
+        np.testing.assert_array_equal(a, b)
+    assert graph._knn_cache is None

@@ -253,6 +253,9 @@ def choose(data, names: list[str], grids: dict, params: dict, runs: dict, *, fol
     finally:
         progress.clear()
         runner.close()
+        from ssl_svm.solvers import graph
+
+        graph.drop_neighbours()  # what run_group kept in this process: it is the caller's
     log.info("grid done in %.2f s", time.perf_counter() - t0)
     best: dict[str, int] = {}
     for j in range(len(points)):

@@ -219,6 +219,9 @@ def run_group(problem: Problem, points: list[tuple[int, dict]], fold: int, warm:
     share, see :func:`solvers.host.pools.limit_threads`).
     """
     pools.limit_threads(threads)
+    from ssl_svm.solvers import graph
+
+    graph.keep_neighbours()  # a fold's neighbours searched once for all its points
     algo = ALGORITHMS[problem.algorithm]
     X, y, cost, Xt, _yt, _rows = problem.split(fold)
     seed = None
