@@ -299,11 +299,16 @@ def estimate_prior(X, y, seed: int = 0, repeats: int | None = None, folds: int |
     target of the logistic fits only (the ratios still count labeled positives and unlabeled
     rows): bench_usmo.py passes the true classes there, an oracle scorer. The RBF scorer
     runs on densely stored data of at most RBF_MAX_ROWS rows. Beyond ``max_rows`` rows the
-    estimate (and its interval) is that of :func:`sample_rows`'s seeded sample."""
+    estimate (and its interval) is that of a seeded sample (:func:`sample_rows`) holding
+    every labeled positive, or half the sample when they are more: the ratios count each set
+    in its own proportions, so the sample's share of positives does not bias them, and the
+    scorers learn from all of them (10⁶ rows of the rolls, 1,000 labeled positives, on the
+    landmark features: held-out AUC 0.37 and π 0.97 with the 50 of a proportional sample,
+    0.72 and 0.46 with all 1,000, for a true 0.50)."""
     X = sp.csr_matrix(X)
     y = np.asarray(y)
     if y.size > max_rows:
-        rows = sample_rows(y, max_rows, seed)
+        rows = sample_rows(y, max_rows, seed, least=max_rows // 2)
         X, y = X[rows], y[rows]
         if score_target is not None:
             score_target = np.asarray(score_target)[rows]

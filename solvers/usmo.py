@@ -81,6 +81,10 @@ class Result:
     cache_hits: int = 0
     cache_misses: int = 0
     path: str = "smo"  # smo (pair steps) or dcd (the linear kernel's coordinate descent)
+    # dcd: why it stopped short and the bias constraint's relative residual
+    # (:class:`ssl_svm.solvers.usmo_dcd.DcdResult`)
+    stop: str = ""
+    residual: float = 0.0
 
 
 def compute_beta(sig: np.ndarray, g: np.ndarray, c2: float) -> float:
@@ -234,7 +238,7 @@ def _usmo_dcd(X, P, U, c1, c2, tau, max_passes, tag) -> Result:
     obj = _dual(r.sigma, r.g, h, c1, c2, float(sp_ @ sp_))
     beta = compute_beta(r.sigma, r.g, c2)
     return Result(r.sigma, r.g, beta, obj, r.passes, r.violation, r.converged, c1, c2, r.w,
-                  path="dcd")
+                  path="dcd", stop=r.stop, residual=r.residual)
 
 
 def _dual(sig, g, h, c1, c2, spp) -> float:
@@ -442,14 +446,20 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
     if not r.converged and r.iterations >= params["max_iter"]:
         log.warning("usmo stopped at its iteration limit (%d %s) with violation %.3g > τ = %g",
                     r.iterations, steps, r.violation, params["epsilon"])
+    elif not r.converged and dcd and r.stop == "updates":
+        log.warning("usmo (%s, dual coordinate descent) stopped after %d updates of the "
+                    "bias's multiplier with the constraint Σσ = c1·p still off by %.2g of c1·p "
+                    "(not τ-optimal); each σ lies in [0, c2], c2 = 1/(2λn) = %.3g: %s",
+                    "linear" if lf is None else "landmark features", usmo_dcd.OUTER_STEPS,
+                    r.residual, r.c2, _lambda_advice(params, lam, "smaller"))
     elif not r.converged and dcd:
-
         log.warning("usmo (%s, dual coordinate descent) stopped after %d passes over the "
                     "unlabeled rows: %d solves in a row used their %d passes without reaching "
                     "τ, violation %.3g > τ = %g (not τ-optimal); it crawls when λ is small (c2 "
-                    "= 1/(2λn) large): a larger -W, or -W auto, converges sooner",
+                    "= 1/(2λn) large): %s",
                     "linear" if lf is None else "landmark features", r.iterations,
-                    usmo_dcd.STALLED, usmo_dcd.INNER_PASSES, r.violation, params["epsilon"])
+                    usmo_dcd.STALLED, usmo_dcd.INNER_PASSES, r.violation, params["epsilon"],
+                    _lambda_advice(params, lam, "larger"))
     elif not r.converged:
         log.warning("usmo stopped after %d pair steps: the maximal violating pair's exact step "
                     "is nil in floating point, violation %.3g > τ = %g (not τ-optimal)",
@@ -500,6 +510,15 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
     return model
 
 
+
+
+def _lambda_advice(params: dict, lam: float, direction: str) -> str:
+    """What to do about λ when the coordinate descent stopped short: a ``direction`` (larger
+    or smaller) -W; '-W auto' only when λ was given (with λ auto it is what ran)."""
+    if params["lambda"] is None:
+        return (f"λ = {lam:g} was chosen on a sample (-W auto): give a {direction} -W, e.g. "
+                f"{lam * (10.0 if direction == 'larger' else 0.1):g}")
+    return f"a {direction} -W, or -W auto, converges sooner"
 
 
 def one_class_remedies(all_positive: bool, params: dict, lam: float, prior: float,

@@ -56,6 +56,10 @@ class DcdResult:
     solves: int
     violation: float
     converged: bool
+    # why it stopped short: "stalled" (STALLED solves in a row at INNER_PASSES), "updates"
+    # (OUTER_STEPS multiplier updates without Σσ put right), "passes" (max_passes); "" if not
+    stop: str = ""
+    residual: float = 0.0  # |Σσ − c1·p| / (c1·p) of the point returned
 
 
 @dataclass
@@ -153,8 +157,12 @@ def solve(X: sp.csr_matrix, P: np.ndarray, U: np.ndarray, c1: float, c2: float,
     log.info("%susmo (dual coordinate descent): %d augmented-Lagrangian solves, %d passes, %d "
              "coordinate steps, violation %.3g, %.2f s", tag, solves, passes, steps, viol,
              time.perf_counter() - t0)
+    residual = abs(float(np.sum(best.sig)) - target) / target
+    converged = bool(viol <= tau and residual <= 1e-9)
+    stop = "" if converged else ("stalled" if stalled >= STALLED else
+                                 "passes" if passes >= max_passes else "updates")
     return DcdResult(best.sig, best.w, g_out, best.b, passes, steps, solves, float(viol),
-                     bool(viol <= tau and abs(np.sum(best.sig) - target) <= 1e-9 * target))
+                     converged, stop, residual)
 
 
 def violation(sig, g, c2) -> float:

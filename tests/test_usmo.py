@@ -537,6 +537,40 @@ def test_fit_says_why_it_stopped_short(monkeypatch, caplog, path, iterations, ex
     assert expected in caplog.text and "violation 0.5 > τ = 0.001" in caplog.text
 
 
+@pytest.mark.parametrize("stop, lam, expected", [
+    ("updates", None, "stopped after 100 updates of the bias's multiplier with the constraint "
+                      "Σσ = c1·p still off by 0.02 of c1·p"),
+    ("stalled", None, "30 solves in a row used their 1000 passes"),
+    ("stalled", 1e-5, "30 solves in a row used their 1000 passes")])
+def test_coordinate_descent_says_which_limit_stopped_it_and_what_applies(
+        monkeypatch, caplog, stop, lam, expected):
+    """The coordinate descent's two ways of stopping short, each in its own words, and the λ
+    advice of this run: '-W auto' only when λ was given, else the λ the search chose and
+    the direction to move it."""
+    X, y = _problem(seed=3, n=60)
+    real = usmo.usmo
+
+    def short(*args, **kw):
+        r = real(*args, **kw)
+        r.converged, r.iterations, r.violation, r.path = False, 7, 0.5, "dcd"
+        r.stop, r.residual = stop, 0.02
+        return r
+
+    monkeypatch.setattr(usmo, "usmo", short)
+    params = {p.name: p.default for p in usmo.PARAMS}
+    params["prior"], params["lambda"] = "0.3", lam
+    with caplog.at_level("WARNING", logger="ssl.solver.usmo"):
+        usmo.fit_usmo(sp.csr_matrix(X), y, None, params)
+    assert expected in caplog.text
+    direction = "smaller" if stop == "updates" else "larger"
+    if lam is None:
+        assert "-W auto" in caplog.text and "was chosen on a sample (-W auto): give a " \
+            f"{direction} -W" in caplog.text
+        assert "or -W auto" not in caplog.text
+    else:
+        assert f"a {direction} -W, or -W auto, converges sooner" in caplog.text
+
+
 def test_prior_estimate_on_sparse_rows_standardises_without_densifying(tmp):
     """Sparse rows are standardised as an operator (products cost the stored values): the
     same estimate as the explicit dense standardisation, and --prior auto says it runs."""
@@ -658,11 +692,16 @@ def test_lambda_auto_scores_the_path_by_the_pu_metric(monkeypatch):
 
 
 def test_prior_estimate_beyond_max_rows_is_that_of_a_seeded_sample():
+    """Beyond max_rows the estimate is that of a seeded sample holding every labeled positive
+    (at most half the sample), not their proportional share."""
     X, label, _ = _text_pu(rows=1500, seed=3)
     rows = prior.sample_rows(label, 600, seed=0)
     assert rows.size == 600 and np.all(np.diff(rows) > 0)
     assert abs(np.mean(label[rows] > 0) - np.mean(label > 0)) < 0.01
     np.testing.assert_array_equal(rows, prior.sample_rows(label, 600, seed=0))
+    rows = prior.sample_rows(label, 600, seed=0, least=300)
+    assert rows.size == 600
+    assert int(np.sum(label[rows] > 0)) == min(300, int(np.sum(label > 0)))
     big = prior.estimate_prior(X, label, max_rows=600, bootstrap=20)
     assert big == prior.estimate_prior(X[rows], label[rows], bootstrap=20)
 
