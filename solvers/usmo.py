@@ -320,17 +320,22 @@ def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: in
                   cache_mb: float, cap: int | None = None) -> tuple[float, float]:
     """(λ, its score) for ``lambda`` auto: the best of LAMBDA_PATH by Lee & Liu's PU metric
     recall² / P(ŷ = +1) (recall on the held-out labeled positives, P over all held-out rows),
-    pooled over LAMBDA_FOLDS folds stratified by label, of a seeded sample of at most
-    LAMBDA_ROWS rows (the labeled share kept); among equals the middle one. The metric needs
-    no negatives: under the SCAR assumption it is (precision · recall) / π_all. ``cap``:
-    the sample's rows (default by the kernel; the landmark form's dense features take
-    LAMBDA_ROWS_KERNEL, as the kernel form does)."""
+    pooled over LAMBDA_FOLDS folds stratified by label; among equals the middle one. The
+    metric needs no negatives: under the SCAR assumption it is (precision · recall) / π_all.
+    Beyond ``cap`` rows (default LAMBDA_ROWS, LAMBDA_ROWS_KERNEL for a nonlinear kernel; the
+    landmark form's dense features take the latter too) on a seeded sample of ``cap`` rows
+    holding a quarter of labeled positives (or all there are, if more of a proportional
+    share), and P then over the held-out unlabeled rows only, which SCAR makes the
+    population: a proportional sample of 2,000 of 10⁶ rows with 1,000 labeled positives held
+    2 of them, and their recall chose λ by chance."""
     from ssl_svm.solvers.crossval import stratified_folds
 
     t0 = time.perf_counter()
     if cap is None:
         cap = LAMBDA_ROWS if spec.name == "linear" else LAMBDA_ROWS_KERNEL
-    rows = sample_rows(y, cap, 0, least=LAMBDA_FOLDS) if y.size > cap else np.arange(y.size)
+    sampled = y.size > cap
+    rows = sample_rows(y, cap, 0, least=max(LAMBDA_FOLDS, cap // 4)) if sampled \
+        else np.arange(y.size)
     Xs = sp.csr_matrix(X[rows])
     Xs = Xs[:, np.unique(Xs.indices)]  # the columns the sample uses: the same kernel values
     ys = y[rows]
@@ -340,7 +345,7 @@ def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: in
         _lambda_folds(Xs, ys, folds, prior, spec, tau, max_iter, cache_mb, pred)
     pos = ys > 0
     recall = pred[:, pos].mean(axis=1)
-    rate = pred.mean(axis=1)
+    rate = pred[:, ~pos].mean(axis=1) if sampled else pred.mean(axis=1)
     score = np.where(rate > 0, recall * recall / np.where(rate > 0, rate, 1.0), 0.0)
     # all rows positive scores 1 (recall 1 over a rate of 1) and all negative 0 whatever the
     # data: a λ that puts every held-out row in one class loses to any that separates
