@@ -291,7 +291,6 @@ LAMBDA_PATH = (0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
 LAMBDA_ROWS = 20_000
 LAMBDA_ROWS_KERNEL = 2_000
 LAMBDA_FOLDS = 3
-LAMBDA_POSITIVES = 200  # labeled positives a sample holds at least (all, if fewer)
 
 
 def decision_values(r: Result, X, P, U, spec: KernelSpec, Xt) -> np.ndarray:
@@ -324,20 +323,19 @@ def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: in
     pooled over LAMBDA_FOLDS folds stratified by label; among equals the middle one. The
     metric needs no negatives: under the SCAR assumption it is (precision · recall) / π_all.
     Beyond ``cap`` rows (default LAMBDA_ROWS, LAMBDA_ROWS_KERNEL for a nonlinear kernel; the
-    landmark form's dense features take the latter too) on a seeded sample of ``cap`` rows,
-    the labeled share kept but at least LAMBDA_POSITIVES labeled positives (or all there
-    are), and P over the held-out unlabeled rows only when the positives were so added
-    (SCAR makes them the population): a proportional sample of 2,000 of 10⁶ rows with 1,000
-    labeled positives held 2 of them, and their recall chose λ by chance."""
+    landmark form's dense features take the latter too) on a seeded sample of ``cap`` rows
+    holding a quarter of labeled positives (or all there are, if more of a proportional
+    share), and P then over the held-out unlabeled rows only, which SCAR makes the
+    population: a proportional sample of 2,000 of 10⁶ rows with 1,000 labeled positives held
+    2 of them, and their recall chose λ by chance."""
     from ssl_svm.solvers.crossval import stratified_folds
 
     t0 = time.perf_counter()
     if cap is None:
         cap = LAMBDA_ROWS if spec.name == "linear" else LAMBDA_ROWS_KERNEL
-    rows = sample_rows(y, cap, 0, least=LAMBDA_POSITIVES) if y.size > cap \
+    sampled = y.size > cap
+    rows = sample_rows(y, cap, 0, least=max(LAMBDA_FOLDS, cap // 4)) if sampled \
         else np.arange(y.size)
-    # positives added beyond their share: the predicted-positive rate from the unlabeled rows
-    added = y.size > cap and np.sum(y[rows] > 0) > round(cap * np.sum(y > 0) / y.size)
     Xs = sp.csr_matrix(X[rows])
     Xs = Xs[:, np.unique(Xs.indices)]  # the columns the sample uses: the same kernel values
     ys = y[rows]
@@ -347,7 +345,7 @@ def choose_lambda(X, y, prior: float, spec: KernelSpec, tau: float, max_iter: in
         _lambda_folds(Xs, ys, folds, prior, spec, tau, max_iter, cache_mb, pred)
     pos = ys > 0
     recall = pred[:, pos].mean(axis=1)
-    rate = pred[:, ~pos].mean(axis=1) if added else pred.mean(axis=1)
+    rate = pred[:, ~pos].mean(axis=1) if sampled else pred.mean(axis=1)
     score = np.where(rate > 0, recall * recall / np.where(rate > 0, rate, 1.0), 0.0)
     # all rows positive scores 1 (recall 1 over a rate of 1) and all negative 0 whatever the
     # data: a λ that puts every held-out row in one class loses to any that separates
