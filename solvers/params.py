@@ -339,7 +339,7 @@ _USMO_LAMBDA = replace(
     LAMBDA, default=None, names=("auto",),
     help="regularisation λ: c1 = π/(2λp), c2 = 1/(2λn); auto (the default): the best of 0.1, "
          "0.01, …, 1e-6 by 3-fold cross-validation of the PU metric recall²/P(ŷ=1) on a "
-         "seeded sample of 20,000 rows (2,000 with a nonlinear kernel) holding at least 200 "
+         "seeded sample of 20,000 rows (2,000 with a nonlinear kernel) holding a quarter of "
          "labeled positives, printed")
 _USMO_LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
                         "nonlinear kernels: M > 0 = f = Σ_j α_j k(·, z_j) + β over M landmark "
