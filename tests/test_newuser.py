@@ -167,7 +167,7 @@ def test_help_and_the_documentation_agree_on_max_iter():
     assert re.search(r"--max-iter INT\s+maximum number of Newton steps\. Range \[1,\s+1000000\], "
                      r"default 1000\b", svm)
     usmo = run("ssl-train", "-a", "usmo", "-h").stdout
-    assert re.search(r"Range \[1,\s+2147483647\], default 10000000", usmo)
+    assert re.search(r"Range \[1,\s+2147483647\], default\s+10000000", usmo)
     assert "usmo's pair steps at most\n  2147483647" in readme
 
 

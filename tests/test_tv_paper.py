@@ -221,3 +221,20 @@ def test_class_norm_n_over_c_converges_on_ten_class_mnist():
         err[norm] = 100 * np.mean(classes[r.f.argmax(1)][~lab] != y[~lab])
         assert r.converged == (norm == "n/c") and r.iterations <= (30 if r.converged else 100)
     assert err["n/c"] < 18.0 and err["n"] > err["n/c"] + 5.0, err
+
+
+def test_label_shares_are_the_labels_only_when_the_classes_differ_in_size():
+    """χ² at 1 %: 16 / 20 / 24 labels of three equal classes count as equal (1/3 each, the
+    paper's √N norms); the shuttle sample's 1,570 / 3 / 4 / 328 / 94 / 1 labels are taken as
+    they are."""
+    def one_hot(counts):
+        y = np.repeat(np.arange(len(counts)), counts)
+        return np.eye(len(counts))[y], np.ones(y.size, bool)
+
+    Y, lab = one_hot([16, 20, 24])
+    np.testing.assert_array_equal(tvsvm.label_shares(Y, lab), np.full(3, 1 / 3))
+    np.testing.assert_allclose(tvsvm.class_scale(Y, lab, "n"), np.sqrt(60))
+    counts = [1570, 3, 4, 328, 94, 1]
+    Y, lab = one_hot(counts)
+    np.testing.assert_allclose(tvsvm.label_shares(Y, lab), np.array(counts) / 2000)
+    np.testing.assert_allclose(tvsvm.class_scale(Y, lab, "n/c"), np.sqrt(counts))

@@ -892,6 +892,9 @@ def test_landmarks_auto_takes_the_landmark_form_above_the_exact_rows(tmp, monkey
     from ssl_svm.solvers import registry
     from ssl_svm.solvers.errors import ProblemError
 
+    # an in-process command earlier in this worker may have stopped "ssl" propagating to the
+    # root logger, where caplog listens
+    monkeypatch.setattr(logging.getLogger("ssl"), "propagate", True)
     X, y = _problem(seed=7, n=200)
     Xs = sp.csr_matrix(X)
     params = registry.ALGORITHMS["usmo"].defaults() | {"kernel": "rbf", "gamma": 0.3,
