@@ -5,7 +5,8 @@ same draws; the interval's coverage; USMO's F-measure with the estimated, swept 
     python bench/bench_prior.py [--draws 10] [--sets a,b]   # the 9 UCI sets (BENCHMARKS.md)
     python bench/bench_prior.py held [--draws 10]   # sets the rule was not tuned on
     python bench/bench_prior.py speed [--rows 100000] [--features 5000]   # sparse rows
-    python bench/bench_prior.py warnings [--draws 3]   # each PU warning's precision, held sets
+    python bench/bench_prior.py warnings [--draws 3] [--protocol held|resampled]
+        # each PU warning's precision, held sets
 
 The 9 UCI sets of the PU benchmark (usmo_protocol.py): raw features, 20 % of the positives
 labeled (draws 0..D−1), target = the positive fraction of the unlabeled rows. Methods:
@@ -289,7 +290,7 @@ def held(draws: int) -> None:
             width.append(e.width)
             held_up += e.upper >= true
             over.append(e.upper - true)
-            warned += e.unseparated or e.still_falling or e.too_wide
+            warned += e.warning is not None
             a, b = dedpul(*linear_scores(X, yy, seed))
             dm.append(abs(a - true))
             em.append(abs(b - true))
@@ -307,63 +308,92 @@ def held(draws: int) -> None:
           f"**{np.median(excess):.2f}** | | | |")
 
 
-# the PU warnings of `ssl-train -a usmo --prior auto`, and when each is right on a draw (e: the
-# estimate, err = its value − the true π, fit: usmo at the defaults with the estimate)
-WARNINGS = {
-    "upper bound only (scores hardly separate)": (
-        lambda e, err, fit: e.unseparated, lambda e, err, fit: err >= 0.0),
-    "likely too high (ratio still falls)": (
-        lambda e, err, fit: not e.unseparated and e.still_falling, lambda e, err, fit: err > 0.0),
-    "interval too wide (uncertain)": (
-        lambda e, err, fit: not e.unseparated and not e.still_falling and e.too_wide,
-        lambda e, err, fit: abs(err) > 0.05),
-    "every unlabeled row positive (prior too large)": (
-        lambda e, err, fit: fit == "all positive", lambda e, err, fit: err > 0.0),
-    "no positive predicted": (lambda e, err, fit: fit == "no positive",
-                              lambda e, err, fit: True),
-}
-# the warnings that say the estimate is too high (none says too low)
-SAYS_HIGH = ("upper bound only (scores hardly separate)", "likely too high (ratio still falls)",
-             "every unlabeled row positive (prior too large)")
+# the fit's warnings after --prior auto, and when each is right (err: the estimate − π)
+FIT_WARNINGS = {"every unlabeled row positive (prior too large)": lambda err: err > 0.0,
+                "no positive predicted": lambda err: True}
+# the estimate's warnings (PriorEstimate.warning), as the table names them
+PRIOR_WARNINGS = {"uncertain": "uncertain: π in the interval (names both directions)",
+                  "upper bound": "upper bound only (narrow interval, scores hardly separate)",
+                  "too high": "likely too high (narrow interval, ratio still falls)"}
 
 
-def warnings_precision(draws: int) -> None:
-    """How often each PU warning fires on the held sets and how often it is right (see
-    WARNINGS: 'interval too wide' is counted right when the estimate is more than 0.05 off),
-    and whether each draw more than 0.1 off carries a warning naming its direction."""
-    fired = {w: 0 for w in WARNINGS}
-    right = {w: 0 for w in WARNINGS}
-    off_high = off_high_named = off_low = 0
+def resampled_draws(draws: int, unlabeled: int = 1000, labeled: int = 100):
+    """The issue's protocol on the real HELD sets (all their rows): per true π of 0.2, 0.5
+    and 0.8, ``labeled`` labeled positives and ``unlabeled`` unlabeled rows with that share
+    of positives, drawn without replacement (fewer unlabeled rows where a set has too few of
+    a class); yields (name, seed, X, PU labels, true π)."""
+    from ssl_svm.formats.svmlight import read_dataset
+
+    for name, (path, _) in HELD.items():
+        d = read_dataset(str(UP.SHARED / "datasets" / path))
+        X, y = sp.csr_matrix(d.X), np.asarray(d.y, dtype=float)
+        if name == "isolet":
+            y = np.where(y <= 13, 1.0, -1.0)
+        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y <= 0)
+        for pi in (0.2, 0.5, 0.8):
+            n = min(unlabeled, int((pos.size - labeled) / pi), int(neg.size / (1 - pi)))
+            k = int(round(n * pi))
+            for seed in range(draws):
+                rng = np.random.default_rng(1000 + seed)
+                p = rng.permutation(pos)
+                rows = np.concatenate([p[:labeled], p[labeled:labeled + k],
+                                       rng.choice(neg, n - k, replace=False)])
+                yy = np.zeros(rows.size)
+                yy[:labeled] = 1.0
+                yield f"{name}, π {pi}, n {n}", seed, X[rows], yy, k / n
+
+
+def warnings_precision(draws: int, protocol: str = "held") -> None:
+    """How often each PU warning of ``ssl-train -a usmo --prior auto`` fires and how often
+    its statement is right (PriorEstimate.holds; the fit's: FIT_WARNINGS), and how many
+    draws more than 0.1 off carry a warning naming their direction (the interval reaching
+    past π on that side, or a warning that the estimate is too high). ``protocol``: the held
+    sets as ``held`` draws them, or ``resampled`` (:func:`resampled_draws`)."""
+    fired = dict.fromkeys([*PRIOR_WARNINGS, *FIT_WARNINGS], 0)
+    right = dict.fromkeys(fired, 0)
+    off = {"high": [0, 0], "low": [0, 0]}
+    errors, covered = [], 0
     fit_usmo = ALGORITHMS["usmo"].fit
     params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
     total, names = 0, set()
-    for name, seed, X, yy, true in held_draws(draws):
+    source = held_draws(draws) if protocol == "held" else resampled_draws(draws)
+    for name, seed, X, yy, true in source:
         total += 1
         names.add(name)
         e = PR.estimate_prior(X, yy, seed=seed)
         err = e.value - true
+        errors.append(err)
+        covered += e.low <= true <= e.high
         m = fit_usmo(X, yy, np.ones(yy.size), {**params, "prior": str(e.value)})
         F = m.train_values[:, 0]
-        fit = ("no positive" if not np.any(F > 0) else
-               "all positive" if np.all(F[yy == 0] > 0) else "")
-        on = [w for w, (when, _) in WARNINGS.items() if when(e, err, fit)]
-        for w in on:
-            fired[w] += 1
-            right[w] += bool(WARNINGS[w][1](e, err, fit))
-        if err > 0.1:
-            off_high += 1
-            off_high_named += any(w in SAYS_HIGH for w in on)
-        elif err < -0.1:
-            off_low += 1
-        print(f"{name}, draw {seed}: done", file=sys.stderr, flush=True)
-    print(f"{len(names)} sets × {draws} draws = {total} draws")
+        fit = ("no positive predicted" if not np.any(F > 0) else
+               "every unlabeled row positive (prior too large)"
+               if np.all(F[yy == 0] > 0) else None)
+        if e.warning:
+            fired[e.warning] += 1
+            right[e.warning] += bool(e.holds(true))
+        if fit:
+            fired[fit] += 1
+            right[fit] += bool(FIT_WARNINGS[fit](err))
+        if abs(err) > 0.1:
+            side = "high" if err > 0 else "low"
+            off[side][0] += 1
+            named = (e.warning == "uncertain" and (e.low <= true if err > 0 else
+                                                   e.high >= true)) or \
+                (err > 0 and (e.warning in ("upper bound", "too high") or fit is not None
+                              and fit.startswith("every")))
+            off[side][1] += bool(named)
+        print(f"{name}, draw {seed}: {err:+.3f} {e.warning}", file=sys.stderr, flush=True)
+    print(f"{len(names)} sets × {draws} draws = {total} draws ({protocol}); mean absolute "
+          f"error {np.mean(np.abs(errors)):.3f}, interval holds π on {covered}")
     print("| warning | fired | right | precision |")
     print("|---|---|---|---|")
-    for w in WARNINGS:
+    for w in fired:
         prec = f"{100 * right[w] / fired[w]:.0f} %" if fired[w] else "–"
-        print(f"| {w} | {fired[w]} | {right[w]} | {prec} |")
-    print(f"draws more than 0.1 too high: {off_high}, of which with a warning saying so: "
-          f"{off_high_named}; more than 0.1 too low: {off_low} (no warning says too low)")
+        print(f"| {PRIOR_WARNINGS.get(w, w)} | {fired[w]} | {right[w]} | {prec} |")
+    for side in off:
+        print(f"draws more than 0.1 too {side}: {off[side][0]}, of which with a warning naming "
+              f"that direction: {off[side][1]}")
 
 
 def speed(rows: int, features: int) -> None:
@@ -400,13 +430,16 @@ def main(argv=None):
     ap.add_argument("--sets", default=",".join(UP.PRIOR_SETS))
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--features", type=int, default=5_000)
+    ap.add_argument("--protocol", choices=("held", "resampled"), default="held",
+                    help="warnings: the held draws, or 100 labeled positives and 1,000 "
+                    "unlabeled rows at π 0.2 / 0.5 / 0.8 from the held real sets")
     a = ap.parse_args(argv)
     if a.what == "speed":
         speed(a.rows, a.features)
     elif a.what == "held":
         held(a.draws)
     elif a.what == "warnings":
-        warnings_precision(a.draws)
+        warnings_precision(a.draws, a.protocol)
     else:
         uci(a.draws, a.sets.split(","))
 

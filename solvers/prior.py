@@ -111,6 +111,30 @@ class PriorEstimate:
         below the interval where it is narrow)."""
         return self.fall > FALL and self.fall_share >= FALL_SHARE
 
+    @property
+    def warning(self) -> str | None:
+        """The one warning --prior auto gives, each a statement about π that
+        ``bench/bench_prior.py warnings`` tests (:meth:`holds`) on sets the rules were not tuned
+        on: "upper bound" (:attr:`unseparated`: π ≤ high, the estimate's side of its noise),
+        else "uncertain" (the interval is wider than WIDE: π lies in [low, high]), else "too
+        high" (:attr:`still_falling`, a narrow interval: π < value); None. The ratio bound is
+        never below π but for sampling noise, so unseparated scores bound π from above at the
+        interval's high end (the PU benchmark's sets: 21 of 21 draws; π ≤ value on 11 only).
+        Apart from that, a direction is claimed only where the interval is narrow: on a few
+        dozen labeled positives the error is sampling noise with no side."""
+        if self.unseparated:
+            return "upper bound"
+        if self.too_wide:
+            return "uncertain"
+        if self.still_falling:
+            return "too high"
+        return None
+
+    def holds(self, pi: float) -> bool | None:
+        """Whether :attr:`warning`'s statement is right for the true π (None: no warning)."""
+        return {"uncertain": self.low <= pi <= self.high, "upper bound": pi <= self.high,
+                "too high": pi < self.value, None: None}[self.warning]
+
     def text(self) -> str:
         """'0.4123 (90 % interval 0.35–0.47)'."""
         return (f"{self.value:.4f} ({100 * self.level:.0f} % interval {self.low:.2f}–"

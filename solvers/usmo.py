@@ -39,7 +39,6 @@ from ssl_svm.solvers.prior import (
     Q_FROM,
     Q_LOW,
     UPPER_CONFIDENCE,
-    WIDE,
     PriorEstimate,
     estimate_prior,
     sample_rows,
@@ -250,9 +249,10 @@ def _dual(sig, g, h, c1, c2, spp) -> float:
 # --------------------------------------------------------------------------- registry glue
 
 def estimate_and_report_prior(X, y) -> PriorEstimate:
-    """--prior auto: :func:`solvers.prior.estimate_prior`, its figures logged, a warning when
-    the scores do not separate, when the ratio has not levelled off at the top (an upper
-    bound), or when its interval is too wide to trust."""
+    """--prior auto: :func:`solvers.prior.estimate_prior`, its figures logged, and the
+    warning :attr:`PriorEstimate.warning` picks: that the estimate is an upper bound (scores
+    that do not separate), else the interval when it is too wide to trust (both directions,
+    by how much), else that it is likely too high (a ratio still falling at the top)."""
     t0 = time.perf_counter()
     log.info("usmo: estimating the class prior π (--prior auto: cross-fitted linear scores "
              "of %s)", f"the {y.size} rows" if y.size <= MAX_ROWS else
@@ -263,24 +263,28 @@ def estimate_and_report_prior(X, y) -> PriorEstimate:
              "π ≤ %.2f with %.0f %% confidence (DKW bound on the held-out scores)",
              e.text(), e.scorer, e.auc, 100 * e.at, e.fits, time.perf_counter() - t0,
              e.upper, 100 * UPPER_CONFIDENCE)
-    if e.unseparated:
-        log.warning("the class prior estimate %.2f is an upper bound only: the scores hardly "
-                    "separate the labeled positives from the unlabeled rows (held-out AUC "
-                    "%.2f), so either nearly every unlabeled row is positive or the features "
-                    "do not tell the classes apart; give --prior if you know it", e.value,
-                    e.auc)
-    elif e.still_falling:
+    kind = e.warning
+    if kind == "upper bound":
+        log.warning("the class prior estimate %.2f (%.0f %% interval %.2f–%.2f) is an upper "
+                    "bound only: the scores hardly separate the labeled positives from the "
+                    "unlabeled rows (held-out AUC %.2f), so π lies below it up to the "
+                    "interval's noise (π ≤ %.2f), and either nearly every unlabeled row is "
+                    "positive or the features do not tell the classes apart; give --prior if "
+                    "you know it", e.value, 100 * e.level, e.low, e.high, e.auc, e.high)
+    elif kind == "uncertain":
+        log.warning("the class prior is uncertain: π lies between %.2f and %.2f (%.0f %% "
+                    "interval, %d labeled positives), so the estimate %.2f may be up to %.2f "
+                    "too high or %.2f too low; give --prior if you know it, label more "
+                    "positives, or try the interval's values: ssl-tune -a usmo -G prior=auto",
+                    e.low, e.high, 100 * e.level, int(np.sum(y > 0)), e.value,
+                    e.value - e.low, e.high - e.value)
+    elif kind == "too high":
         log.warning("the class prior estimate %.2f (%.0f %% interval %.2f–%.2f) is likely too "
                     "high: the ratio of unlabeled to labeled-positive rows still falls among "
                     "the top-scoring rows (by %.2f from the top %.0f %% to the top %.0f %% of "
                     "the labeled positives), so negatives score among the highest and π may "
                     "lie below the interval; give --prior if you know it", e.value,
                     100 * e.level, e.low, e.high, e.fall, 100 * Q_FROM, 100 * Q_LOW)
-    elif e.too_wide:
-        log.warning("the class prior's %.0f %% interval %.2f–%.2f is wider than %.1f: the "
-                    "estimate is uncertain; give --prior if you know it, or label more "
-                    "positives (or try the interval's values: ssl-tune -a usmo -G prior=auto)",
-                    100 * e.level, e.low, e.high, WIDE)
     return e
 
 
