@@ -452,15 +452,19 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
     # stops when its solves stall, not on a nil pair step: its own words
     dcd = r.path == "dcd"
     steps = "passes over the unlabeled rows" if dcd else "pair steps"
+    # features on very different scales are what stalls the coordinate descent on raw data
+    scale = _scale_advice(X) if dcd and lf is None and not r.converged else ""
     if not r.converged and r.iterations >= params["max_iter"]:
-        log.warning("usmo stopped at its iteration limit (%d %s) with violation %.3g > τ = %g",
-                    r.iterations, steps, r.violation, params["epsilon"])
+        log.warning("usmo stopped at its iteration limit (%d %s) with violation %.3g > τ = %g"
+                    "%s", r.iterations, steps, r.violation, params["epsilon"],
+                    f": {scale}" if scale else "")
     elif not r.converged and dcd and r.stop == "updates":
         log.warning("usmo (%s, dual coordinate descent) stopped after %d updates of the "
                     "bias's multiplier with the constraint Σσ = c1·p still off by %.2g of c1·p "
                     "(not τ-optimal); each σ lies in [0, c2], c2 = 1/(2λn) = %.3g: %s",
                     "linear" if lf is None else "landmark features", usmo_dcd.OUTER_STEPS,
-                    r.residual, r.c2, _lambda_advice(params, lam, "smaller"))
+                    r.residual, r.c2, f"{scale}; or " * bool(scale)
+                    + _lambda_advice(params, lam, "smaller"))
     elif not r.converged and dcd:
         log.warning("usmo (%s, dual coordinate descent) stopped after %d passes over the "
                     "unlabeled rows: %d solves in a row used their %d passes without reaching "
@@ -468,7 +472,7 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
                     "= 1/(2λn) large): %s",
                     "linear" if lf is None else "landmark features", r.iterations,
                     usmo_dcd.STALLED, usmo_dcd.INNER_PASSES, r.violation, params["epsilon"],
-                    _lambda_advice(params, lam, "larger"))
+                    f"{scale}; or " * bool(scale) + _lambda_advice(params, lam, "larger"))
     elif not r.converged:
         log.warning("usmo stopped after %d pair steps: the maximal violating pair's exact step "
                     "is nil in floating point, violation %.3g > τ = %g (not τ-optimal)",
@@ -519,6 +523,31 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
     return model
 
 
+
+
+# a largest column range this many times the median one is "very different scales" (the
+# rule of --graph-metric auto)
+SCALE_RATIO = 10.0
+
+
+def _scale_advice(X) -> str:
+    """'' or, when the columns of X span ranges up to more than SCALE_RATIO times the median
+    one, the advice to scale them: the dual's conditioning grows with that ratio squared and
+    coordinate descent crawls (1,000 rows of bank-marketing, ranges up to 47,000× the median:
+    30,000 passes and violation 38 raw; τ-optimal after 1,603 passes in 0.5 s with every
+    column scaled to [0, 1])."""
+    if X.shape[0] == 0:
+        return ""
+    ranges = (X.max(axis=0).toarray() - X.min(axis=0).toarray()).ravel()
+    ranges = ranges[ranges > 0]
+    if ranges.size == 0:
+        return ""
+    ratio = float(ranges.max() / np.median(ranges))
+    if ratio <= SCALE_RATIO:
+        return ""
+    return (f"the columns' ranges reach {ratio:.0f}× the median one: scale the features "
+            "first (each column to [0, 1], as LIBSVM's svm-scale), on which it converges "
+            "sooner")
 
 
 def _lambda_advice(params: dict, lam: float, direction: str) -> str:
