@@ -312,9 +312,10 @@ def held(draws: int) -> None:
 FIT_WARNINGS = {"every unlabeled row positive (prior too large)": lambda err: err > 0.0,
                 "no positive predicted": lambda err: True}
 # the estimate's warnings (PriorEstimate.warning), as the table names them
-PRIOR_WARNINGS = {"uncertain": "uncertain: π in the interval (names both directions)",
-                  "upper bound": "upper bound only (narrow interval, scores hardly separate)",
-                  "too high": "likely too high (narrow interval, ratio still falls)"}
+PRIOR_WARNINGS = {"upper bound": "upper bound only (scores hardly separate): π ≤ high end",
+                  "uncertain": "uncertain (interval wider than 0.2): π in the interval",
+                  "too high": "likely too high (narrow interval, ratio still falls): π < "
+                              "estimate"}
 
 
 def resampled_draws(draws: int, unlabeled: int = 1000, labeled: int = 100):
@@ -378,9 +379,12 @@ def warnings_precision(draws: int, protocol: str = "held") -> None:
         if abs(err) > 0.1:
             side = "high" if err > 0 else "low"
             off[side][0] += 1
+            # the interval's statements name both sides, each as far as its end; "upper
+            # bound" names the side below and the one above as far as the high end
             named = (e.warning == "uncertain" and (e.low <= true if err > 0 else
                                                    e.high >= true)) or \
-                (err > 0 and (e.warning in ("upper bound", "too high") or fit is not None
+                (e.warning == "upper bound" and (err > 0 or e.high >= true)) or \
+                (err > 0 and (e.warning == "too high" or fit is not None
                               and fit.startswith("every")))
             off[side][1] += bool(named)
         print(f"{name}, draw {seed}: {err:+.3f} {e.warning}", file=sys.stderr, flush=True)

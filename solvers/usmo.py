@@ -267,10 +267,11 @@ def estimate_and_report_prior(X, y) -> PriorEstimate:
     if kind == "upper bound":
         log.warning("the class prior estimate %.2f (%.0f %% interval %.2f–%.2f) is an upper "
                     "bound only: the scores hardly separate the labeled positives from the "
-                    "unlabeled rows (held-out AUC %.2f), so π lies below it up to the "
-                    "interval's noise (π ≤ %.2f), and either nearly every unlabeled row is "
-                    "positive or the features do not tell the classes apart; give --prior if "
-                    "you know it", e.value, 100 * e.level, e.low, e.high, e.auc, e.high)
+                    "unlabeled rows (held-out AUC %.2f), so π lies below it, or above it by "
+                    "at most the interval's noise (π ≤ %.2f), and either nearly every "
+                    "unlabeled row is positive or the features do not tell the classes apart; "
+                    "give --prior if you know it", e.value, 100 * e.level, e.low, e.high,
+                    e.auc, e.high)
     elif kind == "uncertain":
         log.warning("the class prior is uncertain: π lies between %.2f and %.2f (%.0f %% "
                     "interval, %d labeled positives), so the estimate %.2f may be up to %.2f "
