@@ -7,6 +7,7 @@ same draws; the interval's coverage; USMO's F-measure with the estimated, swept 
     python bench/bench_prior.py speed [--rows 100000] [--features 5000]   # sparse rows
     python bench/bench_prior.py warnings [--draws 3] [--protocol held|resampled]
         # each PU warning's precision, held sets
+    python bench/bench_prior.py biased-svm [--draws 3]   # usmo against the biased SVM
 
 The 9 UCI sets of the PU benchmark (usmo_protocol.py): raw features, 20 % of the positives
 labeled (draws 0..D−1), target = the positive fraction of the unlabeled rows. Methods:
@@ -318,11 +319,13 @@ PRIOR_WARNINGS = {"upper bound": "upper bound only (scores hardly separate): π 
                               "estimate"}
 
 
-def resampled_draws(draws: int, unlabeled: int = 1000, labeled: int = 100):
+def resampled_splits(draws: int, unlabeled: int = 1000, labeled: int = 100, test: int = 500):
     """The issue's protocol on the real HELD sets (all their rows): per true π of 0.2, 0.5
     and 0.8, ``labeled`` labeled positives and ``unlabeled`` unlabeled rows with that share
     of positives, drawn without replacement (fewer unlabeled rows where a set has too few of
-    a class); yields (name, seed, X, PU labels, true π)."""
+    a class), and up to ``test`` rows of the rest at the same π (none where fewer than 50
+    fit); yields (name, seed, X, PU labels, true π, the unlabeled rows' classes (bool), test
+    rows or None, their classes)."""
     from ssl_svm.formats.svmlight import read_dataset
 
     for name, (path, _) in HELD.items():
@@ -341,7 +344,62 @@ def resampled_draws(draws: int, unlabeled: int = 1000, labeled: int = 100):
                                        rng.choice(neg, n - k, replace=False)])
                 yy = np.zeros(rows.size)
                 yy[:labeled] = 1.0
-                yield f"{name}, π {pi}, n {n}", seed, X[rows], yy, k / n
+                truth = np.arange(n) < k
+                rest_p, rest_n = p[labeled + k:], np.setdiff1d(neg, rows[labeled + k:])
+                nt = int(min(test, rest_p.size / pi, rest_n.size / (1 - pi)))
+                kt = int(round(nt * pi))
+                Xt = (X[np.concatenate([rest_p[:kt], rng.choice(rest_n, nt - kt,
+                                                                replace=False)])]
+                      if nt >= 50 else None)
+                yield (f"{name}, π {pi}, n {n}", seed, X[rows], yy, k / n, truth, Xt,
+                       np.arange(nt) < kt)
+
+
+def resampled_draws(draws: int):
+    """(name, seed, X, PU labels, true π) of :func:`resampled_splits`."""
+    for name, seed, X, yy, true, *_ in resampled_splits(draws):
+        yield name, seed, X, yy, true
+
+
+def biased_svm(draws: int) -> None:
+    """usmo at its defaults (--prior auto) against the biased SVM with and without an
+    intercept (scikit-learn's LinearSVC: LIBLINEAR's -s 3, C = 1, the labeled positives
+    weighted n_U/n_P: ``liblinear-train -s 3 -w1 n_U/n_P [-B 1]``), F (%) of the positive
+    class on the unlabeled rows and on held-out rows at the same π (resampled_splits)."""
+    from sklearn.svm import LinearSVC
+
+    def f1(pred, truth):
+        tp = int(np.sum(pred & truth))
+        return 0.0 if tp == 0 else 200.0 * tp / (int(pred.sum()) + int(truth.sum()))
+
+    fit_usmo = ALGORITHMS["usmo"].fit
+    params = {p.name: p.default for p in ALGORITHMS["usmo"].params}
+    rows = {}
+    for name, seed, X, yy, _, truth, Xt, tt in resampled_splits(draws):
+        P = int(yy.sum())
+        m = fit_usmo(X, yy, np.ones(yy.size), params)
+        r = {"usmo": f1(m.train_values[P:, 0] > 0, truth)}
+        if Xt is not None:
+            r["usmo test"] = f1(m.decision_function(Xt)[:, 0] > 0, tt)
+        for how, kw in (("-B 1", {"intercept_scaling": 1.0}), ("no bias", {"fit_intercept":
+                                                                           False})):
+            c = LinearSVC(loss="hinge", C=1.0, class_weight={1: (yy.size - P) / P, -1: 1.0},
+                          max_iter=10_000, random_state=0, **kw).fit(X, np.where(yy > 0, 1, -1))
+            r[how] = f1(c.decision_function(X[P:]) > 0, truth)
+            if Xt is not None:
+                r[f"{how} test"] = f1(c.decision_function(Xt) > 0, tt)
+        rows.setdefault(name.split(",")[0], []).append(r)
+        print(f"{name}, draw {seed}: {r}", file=sys.stderr, flush=True)
+    cols = ("usmo", "-B 1", "no bias", "usmo test", "-B 1 test", "no bias test")
+    print("| set | draws | " + " | ".join(cols) + " |")
+    print("|---|---|" + "---|" * len(cols))
+    every = [r for rs in rows.values() for r in rs]
+    for name, rs in [*rows.items(), ("all", every)]:
+        cells = []
+        for c in cols:
+            v = [r[c] for r in rs if c in r]
+            cells.append(f"{np.mean(v):.1f} ({len(v)})" if v else "–")
+        print(f"| {name} | {len(rs)} | " + " | ".join(cells) + " |")
 
 
 def warnings_precision(draws: int, protocol: str = "held") -> None:
@@ -428,7 +486,8 @@ def speed(rows: int, features: int) -> None:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", choices=("uci", "held", "speed", "warnings"),
+    ap.add_argument("what", nargs="?", choices=("uci", "held", "speed", "warnings",
+                                                "biased-svm"),
                     default="uci")
     ap.add_argument("--draws", type=int, default=10)
     ap.add_argument("--sets", default=",".join(UP.PRIOR_SETS))
@@ -444,6 +503,8 @@ def main(argv=None):
         held(a.draws)
     elif a.what == "warnings":
         warnings_precision(a.draws, a.protocol)
+    elif a.what == "biased-svm":
+        biased_svm(a.draws)
     else:
         uci(a.draws, a.sets.split(","))
 
