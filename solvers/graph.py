@@ -32,6 +32,7 @@ from ssl_svm.solvers.kernels import (
     median_gamma,
     median_sqdist,
     prepare,
+    range_spread,
     sample_rows,
     scale_columns,
     sqnorms,
@@ -340,11 +341,10 @@ def resolve_metric(metric: str, X) -> tuple[str, str]:
                           "entries stored, of different lengths")
     why = "rows with negative values" if negative else (f"dense rows, {100 * density:.2g} % "
                                                          "of the entries stored")
-    ranges = column_ranges(X)
-    ranges = ranges[ranges > 0]
-    if ranges.size and ranges.max() > RANGE_RATIO * np.median(ranges):
-        return "scaled", (f"auto: {why}, the largest column range {ranges.max():.3g} is "
-                          f"{ranges.max() / np.median(ranges):.3g} times the median one: "
+    top, ratio = range_spread(X)
+    if ratio > RANGE_RATIO:
+        return "scaled", (f"auto: {why}, the largest column range {top:.3g} is "
+                          f"{ratio:.3g} times the median one: "
                           "each column divided by its range, at training and at prediction")
     return "euclidean", "auto: " + why
 

@@ -182,6 +182,19 @@ def column_ranges(X) -> np.ndarray:
     return X.max(axis=0) - X.min(axis=0)
 
 
+def range_spread(X) -> tuple[float, float]:
+    """(the largest column range of X, that range over the median one), over the columns
+    that vary (:func:`column_ranges`); (0, 1) when none does or X has no row."""
+    if X.shape[0] == 0:
+        return 0.0, 1.0
+    ranges = column_ranges(X)
+    ranges = ranges[ranges > 0]
+    if ranges.size == 0:
+        return 0.0, 1.0
+    top = float(ranges.max())
+    return top, top / float(np.median(ranges))
+
+
 def sqnorms(A) -> np.ndarray:
     """Squared Euclidean norm of every row."""
     if sp.issparse(A):

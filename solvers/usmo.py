@@ -464,7 +464,7 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
                     "bias's multiplier with the constraint Σσ = c1·p still off by %.2g of c1·p "
                     "(not τ-optimal); each σ lies in [0, c2], c2 = 1/(2λn) = %.3g: %s",
                     "linear" if lf is None else "landmark features", usmo_dcd.OUTER_STEPS,
-                    r.residual, r.c2, f"{scale}; or " * bool(scale)
+                    r.residual, r.c2, (f"{scale}; or " if scale else "")
                     + _lambda_advice(params, lam, "smaller"))
     elif not r.converged and dcd:
         log.warning("usmo (%s, dual coordinate descent) stopped after %d passes over the "
@@ -473,7 +473,7 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
                     "= 1/(2λn) large): %s",
                     "linear" if lf is None else "landmark features", r.iterations,
                     usmo_dcd.STALLED, usmo_dcd.INNER_PASSES, r.violation, params["epsilon"],
-                    f"{scale}; or " * bool(scale) + _lambda_advice(params, lam, "larger"))
+                    (f"{scale}; or " if scale else "") + _lambda_advice(params, lam, "larger"))
     elif not r.converged:
         log.warning("usmo stopped after %d pair steps: the maximal violating pair's exact step "
                     "is nil in floating point, violation %.3g > τ = %g (not τ-optimal)",
@@ -526,25 +526,17 @@ def fit_usmo(X, y, cost, params, negatives_as_unlabeled=False, max_memory=None):
 
 
 
-# a largest column range this many times the median one is "very different scales" (the
-# rule of --graph-metric auto)
-SCALE_RATIO = 10.0
-
-
 def _scale_advice(X) -> str:
-    """'' or, when the columns of X span ranges up to more than SCALE_RATIO times the median
-    one, the advice to scale them: the dual's conditioning grows with that ratio squared and
-    coordinate descent crawls (1,000 rows of bank-marketing, ranges up to 47,000× the median:
-    30,000 passes and violation 38 raw; τ-optimal after 1,603 passes in 0.5 s with every
-    column scaled to [0, 1])."""
-    if X.shape[0] == 0:
-        return ""
-    ranges = (X.max(axis=0).toarray() - X.min(axis=0).toarray()).ravel()
-    ranges = ranges[ranges > 0]
-    if ranges.size == 0:
-        return ""
-    ratio = float(ranges.max() / np.median(ranges))
-    if ratio <= SCALE_RATIO:
+    """'' or, when the columns of X span ranges up to more than the graph metric's
+    RANGE_RATIO times the median one (:func:`kernels.range_spread`), the advice to scale
+    them: the dual's conditioning grows with that ratio squared and coordinate descent crawls
+    (1,000 rows of bank-marketing, ranges up to 47,000× the median: 30,000 passes and
+    violation 38 raw; τ-optimal after 1,603 passes in 0.5 s with every column scaled to
+    [0, 1])."""
+    from ssl_svm.solvers.graph import RANGE_RATIO
+
+    _, ratio = kernels.range_spread(X)
+    if ratio <= RANGE_RATIO:
         return ""
     return (f"the columns' ranges reach {ratio:.0f}× the median one: scale the features "
             "first (each column to [0, 1], as LIBSVM's svm-scale), on which it converges "
