@@ -410,7 +410,7 @@ _TV_LANDMARKS = Param("landmarks", ("--landmarks", "--nystrom"), int, None,
                       "when it fits in --max-memory, else 2,000 landmarks (or the labeled rows "
                       "and 1,000 more), fewer if the memory needs; printed (--nystrom: the "
                       "same)", low=0, names=("auto",))
-_CLASS_NORM = Param("class_norm", ("--class-norm",), str, "n",
+_CLASS_NORM = Param("class_norm", ("--class-norm",), str, "auto",
                     "multi-class only: norm of class k's column after the simplex step, "
                     "from its share p_k of the labeled rows (1/c unless a χ² test at 1 % "
                     "says the classes differ in size): n = √(N·c·p_k) (√N with "
@@ -418,8 +418,10 @@ _CLASS_NORM = Param("class_norm", ("--class-norm",), str, "n",
                     "n/c = √(N·p_k), the norm of a one-hot column: converges 2.5-5x "
                     "faster with ten classes; TV-SVM / TV-RLS error on 10-class mnist with "
                     "10 labels per class 14 / 17 % against 19 / 22 % at 5,000 rows, 9.6 / "
-                    "14.5 % against 9.2 / 19.1 % at 10,000; worse on USPS; ignored for two "
-                    "classes", choices=("n", "n/c"), metavar="NAME")
+                    "14.5 % against 9.2 / 19.1 % at 10,000; worse on USPS; auto = n, or n/c "
+                    "when every row is labeled (the labels' own norm, which n exceeds √c "
+                    "times); the model records the one taken; ignored for two classes",
+                    choices=("auto", "n", "n/c"), metavar="NAME")
 _START_TV = Param("start", ("--start",), str, "cheeger",
                   "start of the two-class splitting: cheeger = the Cheeger-RLS solution on the "
                   "same graph and kernel (one cheeger-rls run first; USPS 4 vs 9, 1 label per "

@@ -506,6 +506,23 @@ def class_scale(Y: np.ndarray, lab: np.ndarray, class_norm: str) -> np.ndarray:
     raise ValueError(f"class_norm must be 'n' or 'n/c', not {class_norm!r}")
 
 
+def class_norm(asked: str, lab: np.ndarray, name: str = "tv") -> str:
+    """The column norm (:func:`class_scale`) of a multi-class fit asked ``asked`` with labeled
+    rows ``lab``: as asked, or for 'auto' 'n/c' when every row is labeled, else 'n' (said).
+    With every row labeled the simplex solution g must match the one-hot labels on every row,
+    whose columns have the norms 'n/c' gives; 'n' makes them √c times larger, the labels'
+    term and the splitting pull f apart, and on the shuttle sample (6 classes, 2,000 rows,
+    all labeled) TV-RLS oscillated to its iteration limit (4.9 s) where 'n/c' converges in 3
+    iterations with the same test accuracy (99.8 %)."""
+    if asked != "auto":
+        return asked
+    if bool(np.all(lab)):
+        log.info("%s: class norm n/c (auto: every row is labeled, so the columns take the "
+                 "labels' own norm)", name)
+        return "n/c"
+    return "n"
+
+
 def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls",
                   eta: float = 100.0, gamma: float = TV_GAMMA_MULTICLASS, mu: float = 100.0,
                   max_iter: int = 100, tol: float = 1e-2, prox_tol: float = 1e-4,
@@ -963,9 +980,10 @@ def _solve(name: str, st, y: np.ndarray, classes: list, params: dict) -> tuple:
         if method == "tv":
             extra["tv_gamma"] = (TV_GAMMA_MULTICLASS if params["tv_gamma"] is None
                                  else params["tv_gamma"])
+            extra["class_norm"] = class_norm(params["class_norm"], lab, name)
             res = tv_multiclass(st, Y, lab, loss, eta=params.get("eta", 100.0),
                                 gamma=extra["tv_gamma"], mu=params.get("mu", 100.0),
-                                class_norm=params["class_norm"], **common)
+                                class_norm=extra["class_norm"], **common)
             extra["start"] = "labels"  # the multi-class splitting starts from the labels
         else:
             extra["start"] = cheeger_start(Y, lab, params["start"])

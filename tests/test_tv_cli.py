@@ -111,6 +111,25 @@ def test_cli_class_norm(tmp):
     assert r.returncode == 2 and "option --class-norm is not used by -a cheeger-rls" in r.stderr
 
 
+def test_class_norm_auto_takes_the_labels_norm_when_every_row_is_labeled(tmp):
+    """On the shuttle sample (every row labeled, six classes of 1,570 to 1 rows) auto takes
+    n/c, the labels' own column norms, and TV-RLS converges; n, √c times the labels, runs
+    TV-RLS to the iteration limit. The model records the norm taken; the rule itself."""
+    r = ssl_train("-a", "tvrls", "--max-iter", "20", SAMPLES / "shuttle.train", tmp / "m")
+    assert r.returncode == 0, r.stderr
+    assert "class norm n/c (auto: every row is labeled" in r.stderr
+    assert "iteration limit" not in r.stderr
+    assert read_model(str(tmp / "m")).params["class_norm"] == "n/c"
+    r = ssl_train("-a", "tvrls", "--max-iter", "20", "--class-norm", "n",
+                  SAMPLES / "shuttle.train", tmp / "m2")
+    assert "tvrls stopped at its iteration limit (20)" in r.stderr
+    assert read_model(str(tmp / "m2")).params["class_norm"] == "n"
+    every, some = np.ones(5, bool), np.array([True, False, True, True, True])
+    assert tvsvm.class_norm("auto", every) == "n/c"
+    assert tvsvm.class_norm("auto", some) == "n"
+    assert tvsvm.class_norm("n", every) == "n" and tvsvm.class_norm("n/c", some) == "n/c"
+
+
 def test_cli_start(tmp):
     """--start reaches the solver and the model records the start taken; auto takes the TV-SVM
     start with one label per class; each method accepts only its own starts."""
