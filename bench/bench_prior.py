@@ -8,6 +8,8 @@ same draws; the interval's coverage; USMO's F-measure with the estimated, swept 
     python bench/bench_prior.py warnings [--draws 3] [--protocol held|resampled]
         # each PU warning's precision, held sets
     python bench/bench_prior.py biased-svm [--draws 3]   # usmo against the biased SVM
+    python bench/bench_prior.py floor [--draws 3] [--protocol held|resampled]
+        # the same rule on scores of the true classes: the error a better scorer leaves
 
 The 9 UCI sets of the PU benchmark (usmo_protocol.py): raw features, 20 % of the positives
 labeled (draws 0..D−1), target = the positive fraction of the unlabeled rows. Methods:
@@ -254,9 +256,10 @@ def generated(distance: float, p: int, pi: float, seed: int):
     return sp.csr_matrix(X), yy, y
 
 
-def held_draws(draws: int):
+def held_draws(draws: int, classes: bool = False):
     """Every (set name, draw, X, PU labels, true π of the unlabeled rows) of the held sets and
-    the generated ones, draws 0..draws−1, in order."""
+    the generated ones, draws 0..draws−1, in order; with ``classes``, each row's true class
+    (±1) last."""
     cases = [(n, None) for n in HELD] + [(f"{g}, π {pi}", (g, pi)) for g in GENERATED
                                           for pi in (0.2, 0.5, 0.8)]
     for name, gen in cases:
@@ -267,7 +270,8 @@ def held_draws(draws: int):
                 yy = UP.pu_split(y, 0.2, seed)
             else:
                 X, yy, y = generated(*GENERATED[gen[0]], gen[1], seed)
-            yield name, seed, X, yy, float(np.mean(y[yy == 0] > 0))
+            truth = float(np.mean(y[yy == 0] > 0))
+            yield (name, seed, X, yy, truth, y) if classes else (name, seed, X, yy, truth)
 
 
 def held(draws: int) -> None:
@@ -458,6 +462,47 @@ def warnings_precision(draws: int, protocol: str = "held") -> None:
               f"that direction: {off[side][1]}")
 
 
+def floor(draws: int, protocol: str = "held") -> None:
+    """How much of --prior auto's error a better scorer could remove: per draw the estimate
+    as it is, and the same rule (the same ratios, thresholds, foldings and interval) with
+    scores cross-fitted on every row's true class instead of the labeled-positive indicator
+    (``estimate_prior(score_target=…)``, each row scored by fits that did not see its class):
+    an oracle no PU data gives. What the oracle still misses is the ratio's own error with
+    these sample sizes (the labeled positives' count noise, and the bias where negatives score
+    among the positives even for a scorer of the true classes)."""
+    if protocol == "held":
+        source = held_draws(draws, classes=True)
+    else:
+        source = ((name, seed, X, yy, true, np.where(yy > 0, 1.0, np.where(
+            np.r_[np.zeros(int(yy.sum()), bool), truth], 1.0, -1.0)))
+            for name, seed, X, yy, true, truth, *_ in resampled_splits(draws))
+    rows: dict[str, list] = {}
+    for name, seed, X, yy, true, y in source:
+        e = PR.estimate_prior(X, yy, seed=seed)
+        o = PR.estimate_prior(X, yy, seed=seed, score_target=(y > 0).astype(float))
+        rows.setdefault(name, []).append((e.value - true, o.value - true, o.auc, e.auc))
+        print(f"{name}, draw {seed}: auto {e.value - true:+.3f} oracle {o.value - true:+.3f}",
+              file=sys.stderr, flush=True)
+    print(f"draws 0..{draws - 1} ({protocol}); mean absolute error of π (mean signed error) "
+          "and held-out AUC of labeled positives against unlabeled rows, --prior auto and the "
+          "same rule on scores of the true classes")
+    print("| set | auto | AUC | oracle scores | AUC |")
+    print("|---|---|---|---|---|")
+    allr = []
+    for name, r in rows.items():
+        a = np.array(r)
+        allr.append(a)
+        print(f"| {name} | {np.mean(np.abs(a[:, 0])):.3f} ({np.mean(a[:, 0]):+.3f}) | "
+              f"{np.mean(a[:, 3]):.2f} | {np.mean(np.abs(a[:, 1])):.3f} "
+              f"({np.mean(a[:, 1]):+.3f}) | {np.mean(a[:, 2]):.2f} |")
+    a = np.vstack(allr)
+    set_mae = [np.mean(np.abs(r[:, k])) for r in allr for k in (0, 1)]
+    print(f"| **mean over sets** | **{np.mean(set_mae[0::2]):.3f}** | | "
+          f"**{np.mean(set_mae[1::2]):.3f}** | |")
+    print(f"{a.shape[0]} draws: more than 0.1 off: auto {int(np.sum(np.abs(a[:, 0]) > 0.1))}, "
+          f"oracle scores {int(np.sum(np.abs(a[:, 1]) > 0.1))}")
+
+
 def speed(rows: int, features: int) -> None:
     """--prior auto against one fit with the prior given, linear kernel, sparse rows (50
     values a row; classes from a sparse hyperplane, 5 % flipped: bench_svm.synthetic)."""
@@ -487,14 +532,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", nargs="?", choices=("uci", "held", "speed", "warnings",
-                                                "biased-svm"),
+                                                "biased-svm", "floor"),
                     default="uci")
     ap.add_argument("--draws", type=int, default=10)
     ap.add_argument("--sets", default=",".join(UP.PRIOR_SETS))
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--features", type=int, default=5_000)
     ap.add_argument("--protocol", choices=("held", "resampled"), default="held",
-                    help="warnings: the held draws, or 100 labeled positives and 1,000 "
+                    help="warnings, floor: the held draws, or 100 labeled positives and 1,000 "
                     "unlabeled rows at π 0.2 / 0.5 / 0.8 from the held real sets")
     a = ap.parse_args(argv)
     if a.what == "speed":
@@ -505,6 +550,8 @@ def main(argv=None):
         warnings_precision(a.draws, a.protocol)
     elif a.what == "biased-svm":
         biased_svm(a.draws)
+    elif a.what == "floor":
+        floor(a.draws, a.protocol)
     else:
         uci(a.draws, a.sets.split(","))
 

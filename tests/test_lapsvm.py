@@ -75,6 +75,30 @@ def test_knn_of_sparse_rows_taken_dense_is_the_same_graph(monkeypatch):
 
 
 @pytest.mark.parametrize("sparse", [False, True])
+def test_exact_distances_do_not_depend_on_their_chunks(sparse, monkeypatch):
+    """The candidates' exact distances are summed per row: one row a chunk, the default
+    chunks and one chunk for all give the same bits (dense rows: einsum's sum over one row's
+    differences; sparse: that row's stored values)."""
+    rng = np.random.default_rng(4)
+    X = (sp.random(300, 60, density=0.05, random_state=rng, format="csr") if sparse
+         else rng.normal(size=(300, 40)))
+    Xp = kernels.prepare(X)
+    assert sp.issparse(Xp) == sparse
+    cand = np.random.default_rng(0).integers(0, 300, size=(300, 18))
+    rows = np.arange(300)
+    got = []
+    for block in (1, None, 1 << 30):
+        if block is not None:
+            monkeypatch.setattr(graph, "BLOCK_BYTES_EXACT", block)
+            monkeypatch.setattr(graph, "DENSE_BLOCK_BYTES_EXACT", block)
+        got.append(graph._exact_sqdist(Xp, rows, cand))
+    Xd = Xp.toarray() if sparse else Xp
+    np.testing.assert_allclose(got[0], ((Xd[rows][:, None, :] - Xd[cand]) ** 2).sum(-1),
+                               rtol=1e-12)
+    assert np.array_equal(got[0], got[1]) and np.array_equal(got[1], got[2])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
 def test_knn_equals_brute_force(sparse, monkeypatch):
     X, _ = _data(151, 7, seed=3, sparse=sparse)
     monkeypatch.setattr(kernels, "BLOCK_BYTES", 8 * 151 * 16)  # 16-row blocks
