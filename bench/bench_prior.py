@@ -473,9 +473,10 @@ def floor(draws: int, protocol: str = "held") -> None:
     if protocol == "held":
         source = held_draws(draws, classes=True)
     else:
-        source = ((name, seed, X, yy, true, np.where(yy > 0, 1.0, np.where(
-            np.r_[np.zeros(int(yy.sum()), bool), truth], 1.0, -1.0)))
-            for name, seed, X, yy, true, truth, *_ in resampled_splits(draws))
+        # the labeled positives come first, then the unlabeled rows' classes
+        source = ((name, seed, X, yy, true, np.r_[np.ones(int(yy.sum())),
+                                                   np.where(truth, 1.0, -1.0)])
+                  for name, seed, X, yy, true, truth, *_ in resampled_splits(draws))
     rows: dict[str, list] = {}
     for name, seed, X, yy, true, y in source:
         e = PR.estimate_prior(X, yy, seed=seed)

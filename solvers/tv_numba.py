@@ -136,6 +136,18 @@ def michelot_rows(V, out):
         michelot_row(V[r], out[r], work)
 
 
+@njit(cache=True, inline="always")
+def _can_rise(yt, bt, mu):
+    """β_t can move along +y_t (SMO's I_up)."""
+    return (yt > 0 and bt < mu) or (yt < 0 and bt > 0)
+
+
+@njit(cache=True, inline="always")
+def _can_fall(yt, bt, mu):
+    """β_t can move along −y_t (SMO's I_low)."""
+    return (yt > 0 and bt > 0) or (yt < 0 and bt < mu)
+
+
 @njit(cache=True)
 def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
     """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ (y = ±1, Q symmetric PSD) by SMO with the
@@ -160,8 +172,8 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
     work3 = np.empty(n)
     for t in range(n):
         diag[t] = Q[t, t]
-        up[t] = (y[t] > 0 and beta[t] < mu) or (y[t] < 0 and beta[t] > 0)
-        low[t] = (y[t] > 0 and beta[t] > 0) or (y[t] < 0 and beta[t] < mu)
+        up[t] = _can_rise(y[t], beta[t], mu)
+        low[t] = _can_fall(y[t], beta[t], mu)
     # −y_t ∇_t over I_up (β can move along +y) and over I_low, −∞ / +∞ elsewhere
     viol = np.inf
     for t in range(n):
@@ -208,10 +220,10 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
         dj = -y[j] * s
         beta[i] += di
         beta[j] += dj
-        up[i] = (y[i] > 0 and beta[i] < mu) or (y[i] < 0 and beta[i] > 0)
-        low[i] = (y[i] > 0 and beta[i] > 0) or (y[i] < 0 and beta[i] < mu)
-        up[j] = (y[j] > 0 and beta[j] < mu) or (y[j] < 0 and beta[j] > 0)
-        low[j] = (y[j] > 0 and beta[j] > 0) or (y[j] < 0 and beta[j] < mu)
+        up[i] = _can_rise(y[i], beta[i], mu)
+        low[i] = _can_fall(y[i], beta[i], mu)
+        up[j] = _can_rise(y[j], beta[j], mu)
+        low[j] = _can_fall(y[j], beta[j], mu)
         Qj = Q[j]
         for t in range(n):
             g = grad[t] + (Qi[t] * di + Qj[t] * dj)

@@ -253,17 +253,11 @@ class _SVMBase:
         E[self.L, np.arange(self.L.size)] = 1.0
         self.AinvL = st.solve(E)
         self.GL = st.kmul(self.AinvL)
+        # G[L, L] symmetric to the last bit, shared by the classes: SMO reads Q's rows for
+        # its columns
+        GLL = self.GL[self.L]
+        self.GLL = 0.5 * (GLL + GLL.T)
         self.st = st
-        self._GLL = None
-
-    @property
-    def GLL(self) -> np.ndarray:
-        """G[L, L] made symmetric to the last bit, ½(G_LL + G_LLᵀ), shared by the classes:
-        SMO reads Q's rows for its columns."""
-        if self._GLL is None:
-            GLL = self.GL[self.L]
-            self._GLL = 0.5 * (GLL + GLL.T)
-        return self._GLL
 
 
 class _SVMStep:
@@ -624,6 +618,13 @@ def balance(f: np.ndarray, r: float) -> tuple[float, float]:
     return float(np.sum(np.where(d > 0, 2.0 * (1.0 - r) * d, -2.0 * r * d))), q
 
 
+def cheeger_ratio(edges, f: np.ndarray, r: float = 0.5) -> tuple[float, float]:
+    """(Eⁿ, q): the ratio the Cheeger iteration lowers, ‖Df‖ / B_r(f) (:func:`balance`:
+    Σ|f − median f| at r = ½), and the split point q of B_r (the median at r = ½)."""
+    b, q = balance(f, r)
+    return edges.tv(f) / max(b, 1e-300), q
+
+
 def _quantile(f: np.ndarray, r: float) -> float:
     """The (1−r)-quantile of f; the median, computed as the median, for r = ½."""
     return float(np.median(f)) if r == 0.5 else float(np.quantile(f, 1.0 - r))
@@ -672,8 +673,7 @@ def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: 
     f = normalize(np.where(lab, yl, 1e-2 * rng.standard_normal(n)))
     name = "cheeger-" + step
     if labels_fix_f(lab):
-        return _labels_only(name, f, smooth, [st.edges.tv(f) / max(balance(f, r)[0], 1e-300)],
-                            progress)
+        return _labels_only(name, f, smooth, [cheeger_ratio(st.edges, f, r)[0]], progress)
     h = p = None
     energy = []
     t0 = time.perf_counter()
@@ -681,7 +681,7 @@ def cheeger(st: TVSetup, yl: np.ndarray, step: str = "rls", c: float = 0.1, mu: 
     it = 0
     for it in range(1, max_iter + 1):
         beat(log, "outer iteration %d of at most %d", it, max_iter)
-        E = st.edges.tv(f) / max(balance(f, r)[0], 1e-300)
+        E = cheeger_ratio(st.edges, f, r)[0]
         energy.append(E)
         v = np.sign(f) if r == 0.5 else np.where(f > 0, 2.0 * (1.0 - r), -2.0 * r)
         e, _ = smooth(f + c * v)
@@ -786,8 +786,7 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
     scale = class_scale(Y, lab, "n")
     if labels_fix_f(lab):
         F = Y * (scale / np.linalg.norm(Y, axis=0))
-        E_all = sum(st.edges.tv(F[:, k]) / max(float(np.sum(np.abs(F[:, k] - np.median(
-            F[:, k])))), 1e-300) for k in range(k_cls))
+        E_all = sum(cheeger_ratio(st.edges, F[:, k])[0] for k in range(k_cls))
         return _labels_only(f"cheeger-{step} ({k_cls} classes)", F, smooth, [E_all], progress)
     rng = np.random.default_rng(seed)
     if isinstance(start, str):
@@ -822,8 +821,7 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
         tv_it = 0
         for k in range(k_cls):
             fk = F[:, k]
-            med = float(np.median(fk))
-            E = st.edges.tv(fk) / max(float(np.sum(np.abs(fk - med))), 1e-300)
+            E, med = cheeger_ratio(st.edges, fk)
             E_all += E
             V[:, k] = fk + c * np.sign(fk - med)
             rho[k] = max(E, 1e-12) / c
