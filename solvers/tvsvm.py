@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 
 from ssl_svm.solvers import backend as backends
 from ssl_svm.solvers import graph, kernels, tv
@@ -46,6 +47,15 @@ class _KernelStep:
         """(e, α) with α = (λI + rK)⁻¹ r g and e = Kα: argmin_e λ/2‖e‖²_K + r/2‖e − g‖²."""
         alpha = self.solve(self.r * g)
         return self.kmul(alpha), alpha
+
+    def label_columns(self, L: np.ndarray) -> tuple:
+        """((λI + rK)⁻¹[:, L], G[:, L], G[L, L]) with G = K(λI + rK)⁻¹: the first two as
+        anything with ``@`` (here dense n × |L|), the last dense."""
+        E = np.zeros((self.n, L.size))
+        E[L, np.arange(L.size)] = 1.0
+        ainv = self.solve(E)
+        GL = self.kmul(ainv)
+        return ainv, GL, GL[L]
 
 
 @dataclass
@@ -133,6 +143,26 @@ class LowRankSetup(_KernelStep):
     def solve(self, b: np.ndarray) -> np.ndarray:
         # (λI + rZZᵀ)⁻¹ = (I − rZ(λI + rZᵀZ)⁻¹Zᵀ)/λ
         return (b - self.r * (self.Z @ sla.cho_solve(self._S, self.Z.T @ b))) / self.lam
+
+    def label_columns(self, L: np.ndarray) -> tuple:
+        """:meth:`TVSetup.label_columns` held as Z and C = S⁻¹Z_Lᵀ (S = λI + rZᵀZ, r × |L|):
+        G = ZS⁻¹Zᵀ (push-through), so G[:, L] = ZC and (λI + rK̃)⁻¹[:, L] = (I[:, L] −
+        rZC)/λ; O((n + |L|)·r) memory instead of two n × |L| matrices."""
+        C = sla.cho_solve(self._S, self.Z[L].T, check_finite=False)
+        n, m = self.n, L.size
+        Z, lam, r = self.Z, self.lam, self.r
+
+        def gmul(v):
+            return Z @ (C @ v)
+
+        def amul(v):
+            out = -r * gmul(v)
+            out[L] += v
+            return out / lam
+
+        return (LinearOperator((n, m), matvec=amul, matmat=amul, dtype=np.float64),
+                LinearOperator((n, m), matvec=gmul, matmat=gmul, dtype=np.float64),
+                Z[L] @ C)
 
     def label_solve(self, lab: np.ndarray, eta: float, b: np.ndarray) -> np.ndarray:
         """α with (ηJK̃ + rK̃ + λI)α = b, as (ZZᵀ + D)α = M⁻¹b with D = λM⁻¹, M = ηJ + rI:
@@ -249,13 +279,9 @@ class _SVMBase:
 
     def __init__(self, st: TVSetup, lab: np.ndarray):
         self.L = np.flatnonzero(lab)
-        E = np.zeros((st.n, self.L.size))
-        E[self.L, np.arange(self.L.size)] = 1.0
-        self.AinvL = st.solve(E)
-        self.GL = st.kmul(self.AinvL)
+        self.AinvL, self.GL, GLL = st.label_columns(self.L)
         # G[L, L] symmetric to the last bit, shared by the classes: SMO reads Q's rows for
         # its columns
-        GLL = self.GL[self.L]
         self.GLL = 0.5 * (GLL + GLL.T)
         self.st = st
 

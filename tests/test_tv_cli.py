@@ -265,6 +265,17 @@ def test_nystrom_operations_are_exact_for_the_low_rank_kernel():
     from ssl_svm.solvers.kernels import kernel_block
     np.testing.assert_allclose(kernel_block(spec, X, rows) @ coef, Kt @ alpha, rtol=1e-7,
                                atol=1e-7)
+    # the SVM step's columns over the labeled rows, held as Z and an r × |L| matrix, against
+    # the dense n × |L| ones of the generic path
+    L = np.flatnonzero(lab)
+    a_op, g_op, gll = st.label_columns(L)
+    a_d, g_d, gll_d = tvsvm._KernelStep.label_columns(st, L)
+    v = rng.normal(size=L.size)
+    np.testing.assert_allclose(a_op @ v, a_d @ v, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(g_op @ v, g_d @ v, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(gll, gll_d, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gll, (Kt @ np.linalg.solve(A, np.eye(n)))[np.ix_(L, L)],
+                               rtol=1e-8, atol=1e-10)
     # with every row a landmark the Nyström kernel is K itself
     full = tvsvm.setup(X, spec, 10, landmarks=np.arange(n))
     exact = tvsvm.setup(X, spec, 10)
