@@ -300,8 +300,9 @@ _LANDMARK_FIT = Param("landmark_fit", ("--landmark-fit",), str, "auto",
                       "how the landmark form finds f: project = solve the problem over the "
                       "values on all n rows (the ambient norm γ_A taken on the values) by "
                       "Newton and CG on the sparse Laplacian, then fit the landmark expansion "
-                      "to those values by least squares (O(n·k + M²) memory; -l writes the "
-                      "values, the model is their fit for new rows); restrict = the "
+                      "to those values by least squares (over at most 200,000 rows: every "
+                      "labeled row, the landmarks and a seeded sample; O(n·k + M²) memory; -l "
+                      "writes the values, the model is their fit for new rows); restrict = the "
                       "objective restricted to functions spanned by the landmarks, solved "
                       "exactly (O(n·M) memory; M = n is the exact problem); auto: restrict when "
                       "every row is a landmark, else project; printed",

@@ -600,6 +600,32 @@ def test_projection_is_the_regularised_least_squares_fit(bias):
     np.testing.assert_allclose(b, ref[-1] if bias else 0.0, rtol=1e-7, atol=1e-9)
 
 
+def test_projection_over_a_row_sample_weights_it_to_all_rows():
+    """projection_rows: all rows up to the limit, else every labeled row and landmark and a
+    seeded sample, the limit in all; over a sample S, P sums S's rows and project() is the
+    ridge fit on S with γ_A·|S|/n (the squares weighted n/|S|)."""
+    X, y = _data(300, 5, seed=8)
+    y[np.arange(300) % 10 != 0] = 0
+    lm = kernels.choose_landmarks(y, 40)
+    assert lapsvm.projection_rows(y, lm, most=300) is None
+    S = lapsvm.projection_rows(y, lm, most=120)
+    assert S.size == 120 and np.all(np.diff(S) > 0)
+    assert set(np.flatnonzero(y)) <= set(S) and set(lm) <= set(S)
+    assert np.array_equal(S, lapsvm.projection_rows(y, lm, most=120))  # seeded
+    lap, _ = graph.build(X, 7)
+    spec = KernelSpec("rbf", 0.2, 3, 0.0)
+    sysS = lapsvm.LandmarkSystem.build(spec, X, lap, lm, fit="project", fit_rows=S)
+    Z = np.hstack([sysS.features(X, S), np.ones((S.size, 1))])
+    np.testing.assert_allclose(sysS.P, Z.T @ Z, rtol=1e-10, atol=1e-10 * np.abs(sysS.P).max())
+    F = np.random.default_rng(1).normal(size=(300, 2))
+    beta, b = sysS.project(X, F, 1e-2, True)
+    D = np.eye(Z.shape[1])
+    D[-1, -1] = 0.0
+    ref = np.linalg.solve(Z.T @ Z + 1e-2 * S.size / 300 * D, Z.T @ F[S])
+    np.testing.assert_allclose(beta, ref[:-1], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(b, ref[-1], rtol=1e-7, atol=1e-9)
+
+
 def test_landmark_fit_auto_projects_below_n_and_restricts_at_n():
     """auto: fewer landmarks than rows → the projected form (recorded in the model, its CG
     iterations in the stats); every row a landmark → the restricted form, the exact problem
