@@ -105,17 +105,23 @@ def _knn_search(search: str, X, max_memory: int | None) -> tuple[str, str]:
 
 # ssl-tune fits every grid point of a fold on the same rows, and -a auto several graph
 # solvers: with keep_neighbours() on, knn() keeps its latest results (by the rows' content
-# and its arguments) within KNN_CACHE_BYTES, so a fold's neighbours are searched once
-KNN_CACHE_BYTES = 256 << 20
+# and its arguments) within a share of the memory limit, so a fold's neighbours are searched
+# once. The tasks visit the folds in turn for each point, so the bound must hold every fold's
+# graph: at a fixed 256 MiB, secstr's five 60 MB graphs evicted each other and none was reused
+KNN_CACHE_SHARE = 0.25
 _knn_cache: dict | None = None
+_knn_cache_bytes = 0
 
 
-def keep_neighbours() -> None:
+def keep_neighbours(memory_limit: int | None = None) -> None:
     """From now on in this process, :func:`knn` keeps its latest results (the most recent
-    within :data:`KNN_CACHE_BYTES`; a larger one is not kept) and returns a copy when asked
-    again for the same rows and arguments: a pure cache, the same arrays as a new search.
-    Tuning's workers turn it on; :func:`drop_neighbours` turns it off and frees it."""
-    global _knn_cache
+    within :data:`KNN_CACHE_SHARE` of ``memory_limit``, default :func:`default_memory_limit`;
+    a larger one is not kept) and returns a copy when asked again for the same rows and
+    arguments: a pure cache, the same arrays as a new search. Tuning's workers turn it on;
+    :func:`drop_neighbours` turns it off and frees it."""
+    global _knn_cache, _knn_cache_bytes
+    limit = default_memory_limit() if memory_limit is None else memory_limit
+    _knn_cache_bytes = int(KNN_CACHE_SHARE * limit)
     if _knn_cache is None:
         _knn_cache = {}
 
@@ -159,9 +165,9 @@ def knn(X, k: int, search: str = "exact", seed: int = 0, numpy: bool = False
         _knn_cache[key] = hit = _knn_cache.pop(key)  # the latest used last
         return hit[0].copy(), hit[1].copy()
     idx, dist = _knn(X, k, search, seed, numpy)
-    if idx.nbytes + dist.nbytes <= KNN_CACHE_BYTES:
+    if idx.nbytes + dist.nbytes <= _knn_cache_bytes:
         _knn_cache[key] = (idx.copy(), dist.copy())
-        while sum(a.nbytes + b.nbytes for a, b in _knn_cache.values()) > KNN_CACHE_BYTES:
+        while sum(a.nbytes + b.nbytes for a, b in _knn_cache.values()) > _knn_cache_bytes:
             del _knn_cache[next(iter(_knn_cache))]  # the least recently used
     return idx, dist
 

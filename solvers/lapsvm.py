@@ -500,8 +500,8 @@ class LandmarkSystem:
         on the rows of Xp) by regularised least squares: each column minimises
         ``1/2 [‖Zβ + b - f‖² + γ_A ‖β‖²]`` (b = 0 without ``bias``); β is r × k, b has k
         entries. With ``fit_rows`` S the squares are summed over S and weighted n/|S| (the
-        ridge γ_A·|S|/n), an unbiased estimate of the sum over all rows. One pass over the
-        kernel rows, in blocks, for all columns."""
+        ridge γ_A·|S|/n) to stand for the sum over all rows. One pass over the kernel rows,
+        in blocks, for all columns."""
         m = self.landmarks.size
         r = self.T.shape[1]
         if self.fit_rows is not None:

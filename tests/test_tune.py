@@ -375,7 +375,7 @@ def test_knn_keeps_its_results_only_when_asked_and_within_its_bound(monkeypatch)
         graph.knn(X, 6)
         graph.knn(X + 1e-3, 5)
         assert calls[3:] == [6, 5]
-        monkeypatch.setattr(graph, "KNN_CACHE_BYTES", 100)
+        graph.keep_neighbours(400)  # a quarter of 400 bytes: the cache holds 100 bytes
         graph.knn(X * 2.0, 5)
         graph.knn(X * 2.0, 5)
         assert len(calls) == 7  # 60×5 neighbours take more than 100 bytes: searched again
@@ -403,8 +403,8 @@ def test_tune_searches_a_folds_neighbours_once_for_all_its_points(tmp, monkeypat
 
     def scores():
         out = []
-        for f in range(3):
-            for g in groups:
+        for g in groups:  # as the drivers order the tasks: every fold of a group in turn
+            for f in range(3):
                 (r,) = tuning.run_group(problem, g, f, False, 1)
                 assert r.error is None
                 out.append(r.pred)
@@ -412,10 +412,19 @@ def test_tune_searches_a_folds_neighbours_once_for_all_its_points(tmp, monkeypat
 
     kept = scores()
     assert len(calls) == 3  # one search per fold
+    # the bound is a share of the run's memory limit, not a fixed size
+    assert graph._knn_cache_bytes == int(graph.KNN_CACHE_SHARE *
+                                         graph.default_memory_limit())
     graph.drop_neighbours()
-    monkeypatch.setattr(graph, "keep_neighbours", lambda: None)
+    problem.run["max_memory"] = 64 << 20
+    tuning.run_group(problem, groups[0], 0, False, 1)
+    assert graph._knn_cache_bytes == 16 << 20
+    problem.run.pop("max_memory")
+    calls.clear()
+    graph.drop_neighbours()
+    monkeypatch.setattr(graph, "keep_neighbours", lambda *a: None)
     fresh = scores()
-    assert len(calls) == 3 + 6
+    assert len(calls) == 6
     for a, b in zip(kept, fresh):
         np.testing.assert_array_equal(a, b)
     assert graph._knn_cache is None

@@ -221,7 +221,8 @@ def run_group(problem: Problem, points: list[tuple[int, dict]], fold: int, warm:
     pools.limit_threads(threads)
     from ssl_svm.solvers import graph
 
-    graph.keep_neighbours()  # a fold's neighbours searched once for all its points
+    # a fold's neighbours searched once for all its points, within the run's memory limit
+    graph.keep_neighbours(problem.run.get("max_memory"))
     algo = ALGORITHMS[problem.algorithm]
     X, y, cost, Xt, _yt, _rows = problem.split(fold)
     seed = None
