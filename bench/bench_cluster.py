@@ -56,9 +56,9 @@ def worker_peaks(client) -> list[int]:
 def round_trip(client, path: str, d: int, reps: int = 200) -> float:
     """Seconds per round trip of a (d + 1)-vector to every worker and back (each host sums its
     blocks: one vector each way per worker)."""
-    from ssl_svm import cluster
+    from ssl_svm import transport
 
-    blocks = cluster.load(client, [(path, False)], False, say=lambda *a: None)
+    blocks = transport.load(client, [(path, False)], False, say=lambda *a: None)
     try:
         v = np.zeros(d + 1)
         W = len(blocks.socks)

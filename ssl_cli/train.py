@@ -387,7 +387,7 @@ def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, 
 
 def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pred_out):
     """ssl-train --cluster: read on the workers, train (or -v) there, write here."""
-    from ssl_svm import cluster
+    from ssl_svm import cluster, transport
     from ssl_svm.cli.parallel import connect
     from ssl_svm.formats.model_file import model_to_text
 
@@ -414,13 +414,13 @@ def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pre
             return m, 0
         try:
             return m, cluster.write_transductive(prepared, m, pred_out, job.values)
-        except cluster.WorkerLost as e:  # lines already written: no starting over
+        except transport.WorkerLost as e:  # lines already written: no starting over
             raise DataError(e.where, f"{e.message} while the -l predictions were written"
                             ) from None
 
     try:
         files = [(job.train, False)] + ([(job.unlabeled_file, True)] if job.unlabeled_file else [])
-        m, n_pred = cluster.run(client, files, job.zero_based, work)
+        m, n_pred = transport.run(client, files, job.zero_based, work)
         if job.folds is not None:
             click.echo(f"Cross Validation Accuracy = {100.0 * m:g}%")
             return

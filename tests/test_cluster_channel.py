@@ -17,7 +17,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssl_svm import channel, cluster
+from ssl_svm import channel, cluster, transport
+from ssl_svm.formats import ranges
 from ssl_svm.formats.errors import DataError
 from ssl_svm.solvers.errors import NonFiniteError, ProblemError
 from ssl_svm.solvers.models import LinearFunctions, Model
@@ -42,7 +43,7 @@ class _Actor:
 
 
 def _client(host):
-    return cluster.ClusterBlocks([_Actor(host)], ["local"])
+    return transport.ClusterBlocks([_Actor(host)], ["local"])
 
 
 class _Marker:
@@ -302,21 +303,21 @@ def test_a_huge_length_is_refused_before_allocating():
 def test_errors_travel_as_type_and_message():
     for e in (DataError("f.svm", "bad row", 7), NonFiniteError("overflow", 3),
               ProblemError("one class"), MemoryError("too big"), KeyError("k")):
-        reply = cluster.error_reply(e)
+        reply = transport.error_reply(e)
         channel.decode(bytearray(b"".join(bytes(b) for b in channel.encode(reply)[1:])))
         with pytest.raises(type(e)) as got:
-            cluster.raise_reply(*reply[1:])
+            transport.raise_reply(*reply[1:])
         assert str(got.value) == str(e)
     # a type of no known name is a RuntimeError naming it
     with pytest.raises(RuntimeError, match="on a Dask worker: Strange: what"):
-        cluster.raise_reply("Strange", "what", {})
+        transport.raise_reply("Strange", "what", {})
 
 
 # --------------------------------------------------------------------------- the host
 
 @pytest.fixture
 def host():
-    h = cluster.BlockHost(1)
+    h = transport.BlockHost(1)
     yield h
     h.listener.close()
 
@@ -358,7 +359,7 @@ def test_a_slow_client_is_served_through_a_connection_flood():
     the MAX_PENDING): the client, which answers the challenge only after 350 of them have
     connected after it (a few seconds), holds its
     place by its ticket and is served; the flood's loop is bounded in count and time."""
-    h = cluster.BlockHost(1)
+    h = transport.BlockHost(1)
     stop = threading.Event()
     opened = [0]
 
@@ -388,13 +389,13 @@ def test_a_slow_client_is_served_through_a_connection_flood():
             s.sendall(channel.ticket(h.token))
             after = opened[0]
             wait = time.monotonic() + 15  # slow: meanwhile hundreds of strangers connect
-            while opened[0] - after <= cluster.MAX_PENDING + 100 and time.monotonic() < wait:
+            while opened[0] - after <= transport.MAX_PENDING + 100 and time.monotonic() < wait:
                 time.sleep(0.1)
             before = opened[0]
             hello = channel.recv_exact(s, len(channel.MAGIC) + channel.NONCE)
             s.sendall(_answer(h.token, hello)[channel.TICKET:])
             proof = channel.recv_exact(s, channel.DIGEST)
-        assert before - after > cluster.MAX_PENDING  # enough to push it out, unticketed
+        assert before - after > transport.MAX_PENDING  # enough to push it out, unticketed
         assert len(proof) == channel.DIGEST
     finally:
         stop.set()
@@ -434,7 +435,7 @@ def test_idle_strangers_neither_block_the_client_nor_outlive_the_timeout(host, m
 
 def test_an_idle_stranger_is_closed_after_the_handshake_time(monkeypatch):
     monkeypatch.setattr(channel, "HANDSHAKE_SECONDS", 0.5)
-    h = cluster.BlockHost(1)
+    h = transport.BlockHost(1)
     try:
         with socket.create_connection(h.where) as s:
             _hello(s)
@@ -514,7 +515,7 @@ def _fit(client, path):
         return model_to_text(cluster.fit(cluster.prepare(blocks, algo, str(path)), algo,
                                          params)), socks
 
-    return cluster.run(client, [(str(path), False)], False, work, say=lambda *a: None)
+    return transport.run(client, [(str(path), False)], False, work, say=lambda *a: None)
 
 
 def test_tls_cluster_tls_channel_and_the_same_model(tmp):
@@ -535,7 +536,7 @@ def test_tls_cluster_tls_channel_and_the_same_model(tmp):
 
         assert all(isinstance(s, ssl.SSLSocket) for s in socks)
         # a host that serves TLS: a client with no certificate gets no session
-        fut = c.submit(cluster.BlockHost, 1, actor=True, pure=False)
+        fut = c.submit(transport.BlockHost, 1, actor=True, pure=False)
         h, port, token, is_tls = fut.result().channel().result()
         assert is_tls
         ctx = ssl.create_default_context()
@@ -551,9 +552,9 @@ def test_tls_cluster_tls_channel_and_the_same_model(tmp):
             assert _closed_by_host(s)
         # a client that requires encryption refuses a host that offers none
         with _local_cluster(1) as plain2, distributed.Client(plain2) as c2:
-            fut = c2.submit(cluster.BlockHost, 1, actor=True, pure=False)
+            fut = c2.submit(transport.BlockHost, 1, actor=True, pure=False)
             with pytest.raises(DataError, match="requires encryption"):
-                cluster.ClusterBlocks([fut.result()], ["w"], sec)
+                transport.ClusterBlocks([fut.result()], ["w"], sec)
     assert got == expected
 
 
@@ -661,12 +662,12 @@ def _rows_text(rows: int, seed: int) -> bytes:
 
 def _swap_between_samples(data: bytes) -> tuple[bytes, int]:
     """``data`` with the +1/-1 labels swapped on every labeled line that lies wholly between
-    the pieces :func:`cluster.file_facts` samples (the same size, the same fingerprint);
+    the pieces :func:`ranges.file_facts` samples (the same size, the same fingerprint);
     returns it and the lines swapped."""
     size = len(data)
-    step = (size - cluster.SAMPLE_BYTES) / (cluster.SAMPLES - 1)
-    pieces = [(int(k * step), int(k * step) + cluster.SAMPLE_BYTES)
-              for k in range(cluster.SAMPLES)]
+    step = (size - ranges.SAMPLE_BYTES) / (ranges.SAMPLES - 1)
+    pieces = [(int(k * step), int(k * step) + ranges.SAMPLE_BYTES)
+              for k in range(ranges.SAMPLES)]
     out, at, swapped = [], 0, 0
     for line in data.splitlines(keepends=True):
         end = at + len(line)
@@ -692,13 +693,13 @@ def test_a_stale_copy_differing_only_between_the_sampled_pieces_is_not_read(tmp)
     mine.mkdir()
     theirs.mkdir()
     data = _rows_text(24000, 5)
-    assert len(data) > 1.25 * cluster.SAMPLES * cluster.SAMPLE_BYTES  # sampled, gaps between
+    assert len(data) > 1.25 * ranges.SAMPLES * ranges.SAMPLE_BYTES  # sampled, gaps between
     stale, swapped = _swap_between_samples(data)
     assert swapped > 100
     (mine / "train.svm").write_bytes(data)
     (theirs / "train.svm").write_bytes(stale)
-    assert cluster.file_facts(str(mine / "train.svm")) == \
-        cluster.file_facts(str(theirs / "train.svm"))  # invisible to the sampled check
+    assert ranges.file_facts(str(mine / "train.svm")) == \
+        ranges.file_facts(str(theirs / "train.svm"))  # invisible to the sampled check
     args = ["-a", "tsvm", "-W", "1e-3", "--check", "none"]
     run("ssl-train", "-q", *args, mine / "train.svm", tmp / "local", check=0)
     r = _fit_beside_another_copy(mine, theirs, args, tmp / "m")
@@ -723,17 +724,17 @@ def test_a_bad_line_in_a_stale_copy_is_not_the_clients_error(tmp):
     theirs.mkdir()
     data = _rows_text(24000, 6)
     size = len(data)
-    step = (size - cluster.SAMPLE_BYTES) / (cluster.SAMPLES - 1)
+    step = (size - ranges.SAMPLE_BYTES) / (ranges.SAMPLES - 1)
     lines = data.splitlines(keepends=True)
     at = np.cumsum([0] + [len(x) for x in lines])
     k = next(i for i in range(len(lines) * 3 // 4, len(lines))  # in the second worker's part
-             if all(at[i + 1] <= int(j * step) or at[i] >= int(j * step) + cluster.SAMPLE_BYTES
-                    for j in range(cluster.SAMPLES)))
+             if all(at[i + 1] <= int(j * step) or at[i] >= int(j * step) + ranges.SAMPLE_BYTES
+                    for j in range(ranges.SAMPLES)))
     bad = lines[k].replace(b" ", b" x", 1)[:len(lines[k]) - 1] + b"\n"  # the same size
     (mine / "train.svm").write_bytes(data)
     (theirs / "train.svm").write_bytes(b"".join(lines[:k] + [bad] + lines[k + 1:]))
-    assert cluster.file_facts(str(mine / "train.svm")) == \
-        cluster.file_facts(str(theirs / "train.svm"))
+    assert ranges.file_facts(str(mine / "train.svm")) == \
+        ranges.file_facts(str(theirs / "train.svm"))
     c = _cluster_started_in(theirs)
     try:
         args = ["-a", "svm", "--cluster", c.scheduler_address]
