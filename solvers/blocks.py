@@ -51,9 +51,9 @@ class _Problem:
         return o if self.phys is None else o[self.phys]
 
 
-class Block:
+class BlockRows:
     """Rows ``first_row``... of the training data (X CSR, y labels in internal codes, 0 =
-    unlabeled, cost factors) and the state of the fit running on them."""
+    unlabeled, cost factors): what every type of block holds and how the client reads it."""
 
     def __init__(self, X, y, cost, first_row: int = 0, threads: int = 1):
         self.X = sp.csr_matrix(X)
@@ -61,12 +61,9 @@ class Block:
         self.cost = np.asarray(cost, dtype=np.float64)
         self.first_row = first_row
         self.threads = max(1, int(threads))
-        self.p: dict[str, _Problem] = {}
-        self.bias = 1.0
-        self.pos = 1.0
-        self.set_view(None)
 
-    # ----------------------------------------------------------------- the data
+    def _changed(self) -> None:
+        """Called when the rows or labels change."""
 
     def summary(self) -> dict:
         """Rows, stored values, columns used, and each label's row count."""
@@ -78,7 +75,7 @@ class Block:
         """Make X exactly d columns wide (the widest block's width)."""
         X = self.X
         self.X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
-        self.set_view(None)
+        self._changed()
 
     def relabel(self, mapping: dict) -> None:
         """Labels as the client's internal codes: y ← mapping[y] for each label given."""
@@ -86,7 +83,24 @@ class Block:
         for a, b in mapping.items():
             y[self.y == a] = b
         self.y = y
+        self._changed()
+
+
+class Block(BlockRows):
+    """Rows ``first_row``... of the training data (X CSR, y labels in internal codes, 0 =
+    unlabeled, cost factors) and the state of the linear fit running on them."""
+
+    def __init__(self, X, y, cost, first_row: int = 0, threads: int = 1):
+        super().__init__(X, y, cost, first_row, threads)
+        self.p: dict[str, _Problem] = {}
+        self.bias = 1.0
+        self.pos = 1.0
         self.set_view(None)
+
+    def _changed(self) -> None:
+        self.set_view(None)
+
+    # ----------------------------------------------------------------- the data
 
     def set_view(self, held_out) -> int:
         """Train on every row but the local rows ``held_out`` (a cross-validation fold; None:

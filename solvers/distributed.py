@@ -52,6 +52,9 @@ class LocalBlocks:
     def call(self, method, *args):
         return [getattr(b, method)(*args) for b in self.blocks]
 
+    def call_each(self, method, args: list):
+        return [getattr(b, method)(*a) for b, a in zip(self.blocks, args)]
+
     def call_one(self, b, method, *args):
         return getattr(self.blocks[b], method)(*args)
 

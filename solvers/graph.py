@@ -208,7 +208,7 @@ def _knn(X, k: int, search: str, seed: int, numpy: bool) -> tuple[np.ndarray, np
 
             graph_numba.smallest(D, cand)
         del D
-        cd = _exact_sqdist(Xp, np.arange(s, e), cand)
+        cd = exact_sqdist(Xp, np.arange(s, e), cand)
         order = np.lexsort((cand, cd), axis=1)[:, :k]  # by distance, ties by index
         idx[s:e] = np.take_along_axis(cand, order, axis=1)
         dist[s:e] = np.sqrt(np.take_along_axis(cd, order, axis=1))
@@ -229,8 +229,10 @@ def smallest(D: np.ndarray, out: np.ndarray) -> None:
     out[:] = np.nonzero(keep)[1].reshape(out.shape)
 
 
-def _exact_sqdist(Xp, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """Squared distances |x_rows[i] - x_cand[i, j]|² from the differences, in row chunks."""
+def exact_sqdist(Xp, rows: np.ndarray, cand: np.ndarray, Xc=None) -> np.ndarray:
+    """Squared distances |x_rows[i] - z_cand[i, j]|² from the differences, in row chunks: x
+    rows of Xp, z rows of ``Xc`` (default Xp; of the same storage)."""
+    Xc = Xp if Xc is None else Xc
     kk = cand.shape[1]
     out = np.empty(cand.shape)
     if sp.issparse(Xp):  # a difference row stores at most two rows' values, 16 bytes each
@@ -242,10 +244,10 @@ def _exact_sqdist(Xp, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
         r = rows[a:a + step]
         c = cand[a:a + step]
         if sp.issparse(Xp):
-            diff = Xp[np.repeat(r, kk)] - Xp[c.ravel()]
+            diff = Xp[np.repeat(r, kk)] - Xc[c.ravel()]
             out[a:a + step] = np.asarray(diff.multiply(diff).sum(axis=1)).reshape(c.shape)
         else:
-            diff = Xp[r][:, None, :] - Xp[c]
+            diff = Xp[r][:, None, :] - Xc[c]
             out[a:a + step] = np.einsum("ijk,ijk->ij", diff, diff)
     return out
 
@@ -345,9 +347,20 @@ def resolve_metric(metric: str, X) -> tuple[str, str]:
         X = np.asarray(X)
         stored, negative = int(np.count_nonzero(X)), bool(X.size) and float(X.min()) < 0
     density = stored / max(n * d, 1)
+    unit = False
     if density <= COSINE_DENSITY and not negative:
         norms = np.sqrt(sqnorms(X))
-        if np.all(np.abs(norms[norms > 0] - 1.0) <= UNIT_TOLERANCE):
+        unit = bool(np.all(np.abs(norms[norms > 0] - 1.0) <= UNIT_TOLERANCE))
+    return metric_choice(density, negative, unit, lambda: range_spread(X))
+
+
+def metric_choice(density: float, negative: bool, unit: bool, spread) -> tuple[str, str]:
+    """:func:`resolve_metric`'s auto choice from the rows' statistics: the fraction of entries
+    stored, whether a value is negative, whether every nonzero row is at unit length, and
+    ``spread()`` (:func:`kernels.range_spread`'s pair; asked only when needed). The rows may
+    be anywhere (a cluster's blocks sum their statistics)."""
+    if density <= COSINE_DENSITY and not negative:
+        if unit:
             # the same graph either way; euclidean keeps the model free of a row scaling that
             # LIBSVM's and LIBLINEAR's predictors cannot repeat (ssl-export)
             return "euclidean", "auto: the rows are at unit length already"
@@ -355,7 +368,7 @@ def resolve_metric(metric: str, X) -> tuple[str, str]:
                           "entries stored, of different lengths")
     why = "rows with negative values" if negative else (f"dense rows, {100 * density:.2g} % "
                                                          "of the entries stored")
-    top, ratio = range_spread(X)
+    top, ratio = spread()
     if ratio > RANGE_RATIO:
         return "scaled", (f"auto: {why}, the largest column range {top:.3g} is "
                           f"{ratio:.3g} times the median one: "
@@ -385,13 +398,14 @@ def metric_rows(metric: str, X, name: str):
     return metric, (unit_rows(X) if metric == "cosine" else X), None
 
 
-def auto_graph(X, neighbors: int | None, degree: int | None) -> tuple[int, int, str]:
+def auto_graph(X, neighbors: int | None, degree: int | None, contrast=None
+               ) -> tuple[int, int, str]:
     """(neighbours, Laplacian degree, how chosen) for the manifold solvers: given values kept;
-    None (auto) from :func:`neighbour_contrast` by AUTO_GRAPHS; the neighbours at most
-    rows − 1."""
+    None (auto) from :func:`neighbour_contrast` by AUTO_GRAPHS (``contrast``: a function of
+    no argument giving it, where the rows are elsewhere); the neighbours at most rows − 1."""
     if neighbors is not None and degree is not None:
         return int(neighbors), int(degree), "given"
-    c = neighbour_contrast(X)
+    c = neighbour_contrast(X) if contrast is None else contrast()
     if not math.isfinite(c):  # the squared distances overflowed (or a value is not finite)
         raise NonFiniteError("the distances between rows are not finite numbers (values too "
                              "large to square: rescale the features)")
@@ -471,9 +485,15 @@ def build(X, k: int = 6, weights: str = "heat", width: float | None = None,
     W, t = adjacency(idx, dist, weights, width)
     lap = Laplacian.from_weights(W, normalized, degree)
     stats = {"graph_edges": W.nnz // 2, "heat_width": t, "mean_distance": float(np.mean(dist))}
-    log.info("graph: %d-NN%s, %d edges, %s weights%s, %s Laplacian%s", k,
-             " (approximate search)" if search == "approximate" else "", W.nnz // 2, weights,
+    say_graph(k, search, W.nnz // 2, weights, t, normalized, degree)
+    return lap, stats
+
+
+def say_graph(k: int, search: str, edges: int, weights: str, t: float, normalized: bool,
+              degree: int, where: str = "") -> None:
+    """The line that describes a graph built (:func:`build`, or on a cluster's blocks)."""
+    log.info("graph: %d-NN%s, %d edges, %s weights%s, %s Laplacian%s%s", k,
+             " (approximate search)" if search == "approximate" else "", edges, weights,
              f" (t = {t:.6g})" if weights == "heat" else "",
              "normalized" if normalized else "unnormalized",
-             f" to the power {degree}" if degree > 1 else "")
-    return lap, stats
+             f" to the power {degree}" if degree > 1 else "", where)

@@ -314,6 +314,26 @@ def landmark_rows(Xp, landmarks: np.ndarray):
     return L
 
 
+def landmark_gram(spec: KernelSpec, X, rows, zn: np.ndarray | None = None) -> np.ndarray:
+    """[K 1]ᵀ[K 1] ((m + 1)², the last row and column the constant's) over the rows of X,
+    K = K(X, ``rows``) (m landmark rows, :func:`landmark_rows`; ``zn`` their squared norms
+    for rbf), summed over blocks of kernel rows: no n × m matrix held."""
+    m = rows.shape[0]
+    if zn is None and spec.name == "rbf":
+        zn = sqnorms(rows)
+    m1 = m + 1
+    ns = X.shape[0]
+    H = np.zeros((m1, m1))
+    bl = block_rows_for(m)
+    A = np.empty((min(bl, ns), m1))
+    A[:, m] = 1.0
+    for s in range(0, ns, bl):
+        e = min(ns, s + bl)
+        A[:e - s, :m] = kernel_block(spec, X[s:e], rows, zn)
+        H += A[:e - s].T @ A[:e - s]
+    return H
+
+
 def nystrom(spec: KernelSpec, Xp, landmarks: np.ndarray, memory_limit: int | None = None,
             extra_column: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(Z, T) of the Nyström factorisation K ≈ ZZᵀ over the rows ``landmarks`` of Xp

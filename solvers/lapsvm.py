@@ -438,18 +438,8 @@ class LandmarkSystem:
         Tt[m, r] = 1.0
         if fit == "project":
             # P = T̃ᵀ([K 1]ᵀ[K 1])T̃ summed over blocks of kernel rows: no n × m matrix held
-            Xs = Xp if fit_rows is None else Xp[fit_rows]
-            ns = Xs.shape[0]
-            H = np.zeros((m1, m1))
-            bl = kernels.block_rows_for(m)
-            A = np.empty((min(bl, ns), m1))
-            A[:, m] = 1.0
-            for s in range(0, ns, bl):
-                e = min(ns, s + bl)
-                A[:e - s, :m] = kernels.kernel_block(spec, Xs[s:e], rows, zn)
-                H += A[:e - s].T @ A[:e - s]
-            P = Tt.T @ (H @ Tt)
-            return cls(spec, landmarks, rows, T, None, 0.5 * (P + P.T), "project", fit_rows, n)
+            H = kernels.landmark_gram(spec, Xp if fit_rows is None else Xp[fit_rows], rows, zn)
+            return cls.projected(spec, landmarks, rows, T, H, fit_rows, n)
         # G = T̃ᵀ H T̃ with H = [K 1]ᵀ L^p [K 1] over the kernel rows K = K(X, landmarks) and
         # T̃ = diag(T, 1): one n·m² product (forming Z = KT first would be a second)
         A = np.empty((n, m + 1))
@@ -486,6 +476,18 @@ class LandmarkSystem:
         G = 0.5 * (G + G.T)  # the products need not round alike on both sides
         return cls(spec, landmarks, rows, T, G, n=n)
 
+    @classmethod
+    def projected(cls, spec: KernelSpec, landmarks, rows, T, H, fit_rows, n) -> LandmarkSystem:
+        """The projected form's system from H = [K 1]ᵀ[K 1] over the fit rows
+        (:func:`kernels.landmark_gram`, or its sum over a cluster's blocks)."""
+        m1 = landmarks.size + 1
+        r = T.shape[1]
+        Tt = np.zeros((m1, r + 1))
+        Tt[:m1 - 1, :r] = T
+        Tt[m1 - 1, r] = 1.0
+        P = Tt.T @ (H @ Tt)
+        return cls(spec, landmarks, rows, T, None, 0.5 * (P + P.T), "project", fit_rows, n)
+
     def features(self, Xp, idx: np.ndarray) -> np.ndarray:
         """The Nyström features Z of the rows ``idx`` of Xp (len(idx) × r)."""
         return kernels.kernel_block(self.spec, Xp[idx], self.rows) @ self.T
@@ -502,11 +504,14 @@ class LandmarkSystem:
         entries. With ``fit_rows`` S the squares are summed over S and weighted n/|S| (the
         ridge γ_A·|S|/n) to stand for the sum over all rows. One pass over the kernel rows,
         in blocks, for all columns."""
-        m = self.landmarks.size
-        r = self.T.shape[1]
         if self.fit_rows is not None:
             Xp, F = Xp[self.fit_rows], F[self.fit_rows]
-            gamma_a = gamma_a * self.fit_rows.size / self.n
+        return self.solve_projection(self.projection_sums(Xp, F), gamma_a, bias)
+
+    def projection_sums(self, Xp, F: np.ndarray) -> np.ndarray:
+        """[K(Xp, rows) 1]ᵀ F ((m + 1) × k) over the rows of Xp given: the least squares'
+        right-hand side, summed in blocks of rows (a cluster's blocks add theirs)."""
+        m = self.landmarks.size
         k = F.shape[1]
         zn = kernels.sqnorms(self.rows) if self.spec.name == "rbf" else None
         rhs = np.zeros((m + 1, k))
@@ -514,7 +519,17 @@ class LandmarkSystem:
         for s in range(0, F.shape[0], bl):
             rhs[:m] += kernels.kernel_block(self.spec, Xp[s:s + bl], self.rows, zn).T @ F[s:s + bl]
             rhs[m] += F[s:s + bl].sum(axis=0)
-        rhs = np.vstack([self.T.T @ rhs[:m], rhs[m:]])
+        return rhs
+
+    def solve_projection(self, rhs: np.ndarray, gamma_a: float, bias: bool
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`project`'s solve from its :meth:`projection_sums` (over ``fit_rows``, or
+        all rows)."""
+        r = self.T.shape[1]
+        if self.fit_rows is not None:
+            gamma_a = gamma_a * self.fit_rows.size / self.n
+        k = rhs.shape[1]
+        rhs = np.vstack([self.T.T @ rhs[:-1], rhs[-1:]])
         nb = r + 1 if bias else r
         Q = self.P[:nb, :nb].copy()
         Q[np.arange(r), np.arange(r)] += gamma_a
@@ -551,43 +566,117 @@ def projection_rows(y: np.ndarray, landmarks: np.ndarray, most: int = PROJECTION
 
 
 
-def _graph_cg(lap: graph_mod.Laplacian, diag: np.ndarray, gamma_i: float, rhs: np.ndarray,
-              x: np.ndarray, dinv: np.ndarray, tol: float, max_iter: int
-              ) -> tuple[np.ndarray, int]:
-    """x solving (diag(``diag``) + γ_I L^p) x = rhs by CG preconditioned with diag(1/dinv),
-    from x (overwritten); stops when ‖rhs - Ax‖ ≤ tol ‖rhs‖. Fused numba passes, every sum
-    over fixed blocks, so the result is the same on any number of threads. Returns
-    (x, iterations)."""
-    L = lap.L
-    n = rhs.size
-    partial = np.empty(max(1, -(-n // _nb().CG_BLOCK)))
-    partial2 = np.empty((partial.size, 2))
-    bnorm = math.sqrt(_nb().blocked_dot(rhs, rhs, partial))
+class LocalGraph:
+    """The graph stage's operator on the rows of this process: the Laplacian L (CSR), the
+    labeled rows' targets and costs, and every per-row vector of the Newton-CG (f, L^p f, the
+    CG's x, r, z, p, q, the step d, L^p d). :func:`graph_newton` and :func:`graph_cg` run
+    over it, or over a cluster's blocks (:class:`ssl_svm.solvers.graph_distributed.BlockGraph`)
+    with the same methods: the algorithm is written once. CG's dot products are sums over
+    fixed blocks of rows (fused numba passes), the same on any number of threads."""
+
+    def __init__(self, lap: graph_mod.Laplacian, Y: np.ndarray, c: np.ndarray):
+        self.lap = lap
+        self.n = n = Y.size
+        self.lab = np.flatnonzero(Y != 0)
+        self.Yl, self.cl = Y[self.lab], c[self.lab]
+        self.dL = lap.L.diagonal() ** lap.degree
+        self.f = np.zeros(n)
+        self.Lf = np.zeros(n)
+        self.partial = np.empty(max(1, -(-n // _nb().CG_BLOCK)))
+        self.partial2 = np.empty((self.partial.size, 2))
+        self.tmp = np.empty(n)
+        self.q = np.empty(n)
+
+    def system(self, cE_l: np.ndarray, gamma_a: float, gamma_i: float) -> None:
+        """The Newton step's system ``(C_E + γ_A I + γ_I L^p) x = C_E y`` (C_E: ``cE_l`` on
+        the labeled rows, 0 elsewhere), its diagonal preconditioner, and x = f to start."""
+        n = self.n
+        cE = np.zeros(n)
+        cE[self.lab] = cE_l
+        pre = cE + gamma_a + gamma_i * self.dL
+        self.dinv = np.where(pre > 0.0, 1.0 / np.where(pre > 0.0, pre, 1.0), 1.0)
+        Y = np.zeros(n)
+        Y[self.lab] = self.Yl
+        self.rhs = cE * Y
+        self.diag = cE + gamma_a
+        self.gamma_i = gamma_i
+        self.x = self.f.copy()
+
+    def _apply(self, v):
+        L = self.lap.L
+        _nb().graph_apply(L.indptr, L.indices, L.data, self.lap.degree, self.diag, self.gamma_i,
+                          v, self.tmp, self.q)
+        return self.q
+
+    def rhs_norm2(self) -> float:
+        return _nb().blocked_dot(self.rhs, self.rhs, self.partial)
+
+    def cg_zero(self) -> None:
+        self.x = np.zeros(self.n)
+
+    def cg_start(self) -> tuple[float, float]:
+        """r = rhs - A x, z = M⁻¹r, p = z; returns (rᵀz, rᵀr)."""
+        self.r = self.rhs - self._apply(self.x)
+        self.z = self.dinv * self.r
+        self.p = self.z.copy()
+        return (_nb().blocked_dot(self.r, self.z, self.partial),
+                _nb().blocked_dot(self.r, self.r, self.partial))
+
+    def cg_apply(self) -> float:
+        """q = A p; returns pᵀq."""
+        self._apply(self.p)
+        return _nb().blocked_dot(self.p, self.q, self.partial)
+
+    def cg_update(self, a: float) -> tuple[float, float]:
+        """x += a p, r -= a q, z = M⁻¹r; returns (rᵀz, rᵀr)."""
+        return _nb().cg_update(self.x, self.r, self.z, self.p, self.q, self.dinv, a,
+                               self.partial2)
+
+    def cg_direction(self, beta: float) -> None:
+        """p = z + β p."""
+        _nb().cg_direction(self.p, self.z, beta)
+
+    def direction(self) -> tuple:
+        """d = x - f and L^p d; returns (fᵀd, (L^p f)ᵀd, dᵀd, dᵀL^p d, f and d on the labeled
+        rows)."""
+        self.d = self.x - self.f
+        self.Ld = self.lap.apply(self.d)
+        return (float(self.f @ self.d), float(self.Lf @ self.d), float(self.d @ self.d),
+                float(self.d @ self.Ld), self.f[self.lab], self.d[self.lab])
+
+    def move(self, t: float) -> None:
+        """f += t d, L^p f += t L^p d."""
+        self.f += t * self.d
+        self.Lf += t * self.Ld
+
+    def norms(self) -> tuple[float, float]:
+        """(fᵀf, fᵀL^p f)."""
+        return float(self.f @ self.f), float(self.f @ self.Lf)
+
+    def labeled(self) -> np.ndarray:
+        """f on the labeled rows."""
+        return self.f[self.lab]
+
+
+def graph_cg(op, tol: float, max_iter: int) -> int:
+    """The CG of a graph Newton step on ``op`` (:class:`LocalGraph`'s methods): x solving the
+    system of :meth:`LocalGraph.system`, preconditioned by its diagonal, from x = f; stops
+    when ‖rhs - Ax‖ ≤ tol ‖rhs‖. Returns the iterations."""
+    bnorm = math.sqrt(op.rhs_norm2())
     if bnorm == 0.0:
-        return np.zeros_like(rhs), 0
-    tmp = np.empty(n)
-    q = np.empty(n)
-
-    def apply(v):
-        _nb().graph_apply(L.indptr, L.indices, L.data, lap.degree, diag, gamma_i, v, tmp, q)
-        return q
-
-    r = rhs - apply(x)
-    z = dinv * r
-    p = z.copy()
-    rz = _nb().blocked_dot(r, z, partial)
-    rr = _nb().blocked_dot(r, r, partial)
+        op.cg_zero()
+        return 0
+    rz, rr = op.cg_start()
     it = 0
     while it < max_iter and math.sqrt(rr) > tol * bnorm:
-        apply(p)
-        pq = _nb().blocked_dot(p, q, partial)
+        pq = op.cg_apply()
         if pq <= 0.0:
             break
-        rz_new, rr = _nb().cg_update(x, r, z, p, q, dinv, rz / pq, partial2)
-        _nb().cg_direction(p, z, rz_new / rz)
+        rz_new, rr = op.cg_update(rz / pq)
+        op.cg_direction(rz_new / rz)
         rz = rz_new
         it += 1
-    return x, it
+    return it
 
 
 def local_order(lap: graph_mod.Laplacian) -> tuple[graph_mod.Laplacian, np.ndarray]:
@@ -600,52 +689,46 @@ def local_order(lap: graph_mod.Laplacian) -> tuple[graph_mod.Laplacian, np.ndarr
     return graph_mod.Laplacian(L, lap.degree, lap.normalized), order.astype(np.int64)
 
 
-def graph_newton(lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, hinge=True, max_iter=50,
-                 tol=CG_TOLERANCE, tag="") -> Result:
+def graph_newton(op, gamma_a, gamma_i, hinge=True, max_iter=50, tol=CG_TOLERANCE,
+                 tag="") -> Result:
     """The graph stage of the projected landmark form: the values f on all n rows minimising
     J(f) = 1/2 [Σ_labeled c_i loss(y_i, f_i) + γ_A ‖f‖² + γ_I fᵀL^p f] (the module's
     objective with the ambient norm taken on the values, as if K = I), by Newton on the
     labeled error set E: each step solves ``(C_E + γ_A I + γ_I L^p) f = C_E y`` by CG
-    (preconditioned by the diagonal C_E + γ_A + γ_I diag(L)^p, from the last step's f), then
-    an exact line search, until E does not change. O(n k) memory and O(nnz(L) p) per CG
-    iteration. Returns f in :attr:`Result.f` (and in ``alpha``)."""
-    n = Y.size
-    lab = np.flatnonzero(Y != 0)
-    Yl, cl = Y[lab], c[lab]
-    dL = lap.L.diagonal() ** lap.degree
-    f = np.zeros(n)
-    Lf = np.zeros(n)
-    E = loss_mask(Yl, f[lab], hinge)
+    (:func:`graph_cg`, preconditioned by the diagonal C_E + γ_A + γ_I diag(L)^p, from the last
+    step's f), then an exact line search, until E does not change. ``op`` holds the rows and
+    the per-row vectors (:class:`LocalGraph`, or a cluster's blocks): O(n k) memory and
+    O(nnz(L) p) per CG iteration. Returns f's labeled values in :attr:`Result.f`; the values
+    on every row stay in ``op``."""
+    n = op.n
+    Yl, cl = op.Yl, op.cl
+    fl = np.zeros(Yl.size)
+    ff = fLf = 0.0
+    E = loss_mask(Yl, fl, hinge)
     t0 = time.perf_counter()
     trace = []
     reason = "iteration limit"
     it = cg_total = 0
 
     def value():
-        A = loss_mask(Yl, f[lab], hinge)
-        res = (Yl - f[lab])[A]
-        return 0.5 * (float(np.sum(cl[A] * res * res)) + gamma_a * float(f @ f)
-                      + gamma_i * float(f @ Lf))
+        A = loss_mask(Yl, fl, hinge)
+        res = (Yl - fl)[A]
+        return 0.5 * (float(np.sum(cl[A] * res * res)) + gamma_a * ff + gamma_i * fLf)
 
     for it in range(1, max_iter + 1):
-        cE = np.zeros(n)
-        cE[lab] = np.where(E, cl, 0.0)
-        pre = cE + gamma_a + gamma_i * dL
-        dinv = np.where(pre > 0.0, 1.0 / np.where(pre > 0.0, pre, 1.0), 1.0)
-        rhs = cE * np.where(Y != 0, Y, 0.0)
-        sol, cg_it = _graph_cg(lap, cE + gamma_a, gamma_i, rhs, f.copy(), dinv, tol,
-                               max(1000, n))
+        op.system(np.where(E, cl, 0.0), gamma_a, gamma_i)
+        cg_it = graph_cg(op, tol, max(1000, n))
         cg_total += cg_it
-        d = sol - f
-        Ld = lap.apply(d)
-        A = gamma_a * float(f @ d) + gamma_i * float(Lf @ d)
-        B = gamma_a * float(d @ d) + gamma_i * float(d @ Ld)
-        t = _nb().line_search(A, B, Yl, cl, f[lab], d[lab], hinge)
-        f += t * d
-        Lf += t * Ld
+        fd, Lfd, dd, dLd, fl, dl = op.direction()
+        A = gamma_a * fd + gamma_i * Lfd
+        B = gamma_a * dd + gamma_i * dLd
+        t = _nb().line_search(A, B, Yl, cl, fl, dl, hinge)
+        op.move(t)
+        fl = op.labeled()
+        ff, fLf = op.norms()
         F = value()
         trace.append((it, F))
-        E_new = loss_mask(Yl, f[lab], hinge)
+        E_new = loss_mask(Yl, fl, hinge)
         changed = int(np.sum(E_new != E))
         log.info("%sgraph newton step %d: %d CG iterations, step %.4g, objective %.12g, %d "
                  "error vectors (%d changed), %.2f s", tag, it, cg_it, t, F, int(E_new.sum()),
@@ -654,7 +737,17 @@ def graph_newton(lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, hinge=True, m
             reason = "error vectors unchanged"
             break
         E = E_new
-    return Result(f, 0.0, f, value(), it, reason, trace, cg_total)
+    return Result(fl, 0.0, fl, value(), it, reason, trace, cg_total)
+
+
+def graph_values(lap: graph_mod.Laplacian, Y, c, gamma_a, gamma_i, hinge=True, max_iter=50,
+                 tol=CG_TOLERANCE, tag="") -> Result:
+    """:func:`graph_newton` on the rows of this process (:class:`LocalGraph`): f on every row
+    in :attr:`Result.f` (and ``alpha``)."""
+    op = LocalGraph(lap, Y, c)
+    res = graph_newton(op, gamma_a, gamma_i, hinge, max_iter, tol, tag)
+    res.f = res.alpha = op.f
+    return res
 
 
 def landmark_newton(system: LandmarkSystem, Xp, Y, c, gamma_a, gamma_i, bias=False,
@@ -920,7 +1013,7 @@ def solve_tasks(name: str, hinge: bool, plan: FitPlan, X, Xp, y, c, params: dict
             val = Validation(Kv, np.where(yv == pos, 1.0, -1.0))
         seed = nth_seed(seeds, k)
         if project:
-            res = graph_newton(glap, Y[gorder], c[gorder], params["gamma_a"],
+            res = graph_values(glap, Y[gorder], c[gorder], params["gamma_a"],
                                params["gamma_i"], hinge, params["max_iter"] or 50, tag=tag)
             res.f = np.empty(n)
             res.f[gorder] = res.alpha

@@ -205,8 +205,8 @@ class Job:
                    "time more), cv = its folds on every row, none = never")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="train on a Dask cluster, e.g. tcp://HOST:8786: the rows stay on the "
-                   "workers, each reading its part of TRAIN [rls, svm, tsvm, da] (needs pip "
-                   "install 'dask[distributed]'; docs: cluster use)")
+                   "workers, each reading its part of TRAIN [rls, svm, tsvm, da, lapsvm, "
+                   "laprls] (needs pip install 'dask[distributed]'; docs: cluster use)")
 @click.option("-q", "--quiet", is_flag=True, help="no progress output (warnings still shown)")
 @click.option("--verbose", is_flag=True, help="more solver detail on stderr")
 @version_option(PROG)
@@ -366,7 +366,8 @@ def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, 
     if algo.name not in ON_CLUSTER:
         why = ("its solvers update the model after every row or pair of rows, so they run in "
                "one process (a million text rows train in under a minute there)"
-               if algo.name == "usmo" else "its graph or kernel couples every pair of rows")
+               if algo.name == "usmo" else "its graph total variation solvers run in one "
+               "process (lapsvm and laprls train on a cluster in their landmark form)")
         raise click.UsageError(f"--cluster trains {', '.join(ON_CLUSTER)}; -a {algo.name} "
                                f"needs all its rows in one process: {why}", ctx)
     if train == "-":
@@ -377,8 +378,8 @@ def _cluster_usage(ctx, algo, train, labels_file, init_model, probability, run, 
                              (init_model, "--init", "a cluster fit starts from w = 0"),
                              (probability or None, "--probability", "calibrate with ssl-train "
                               "-v on a sample"),
-                             ("validation" in run or None, "--validation", "it is for lapsvm "
-                              "and laprls"),
+                             ("validation" in run or None, "--validation", "it stops the "
+                              "exact form's pcg early, and a cluster fit is the landmark form"),
                              (keep_comments or None, "--keep-comments", "the rows' comments "
                               "stay on the workers")):
         if given is not None:
@@ -402,6 +403,9 @@ def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pre
                  " ".join(str(prepared.codes.get(c, c)) for c in prepared.classes),
                  " (one-vs-rest)" if len(prepared.classes) > 2 else "", len(blocks.socks))
         if job.folds is not None:
+            if algo.name not in cluster.LINEAR:
+                raise DataError(job.train, f"-v on a cluster is for {', '.join(cluster.LINEAR)}; "
+                                f"cross-validate {algo.name} in one process")
             if job.folds > prepared.n_lab:
                 raise DataError(job.train, f"-v {job.folds} needs at least {job.folds} labeled "
                                 f"rows (found {prepared.n_lab})")
@@ -420,7 +424,8 @@ def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pre
 
     try:
         files = [(job.train, False)] + ([(job.unlabeled_file, True)] if job.unlabeled_file else [])
-        m, n_pred = transport.run(client, files, job.zero_based, work)
+        m, n_pred = transport.run(client, files, job.zero_based, work,
+                                  kind=cluster.block_kind(algo.name))
         if job.folds is not None:
             click.echo(f"Cross Validation Accuracy = {100.0 * m:g}%")
             return
@@ -469,7 +474,7 @@ Common options:
   --check auto|cv|none   after the fit, did the unlabeled rows help? (against the svm)
   --init MODEL           start from a model of the same solver
   --max-memory SIZE      memory allowed for n×n matrices, e.g. 12G
-  --cluster ADDRESS      train rls, svm, tsvm or da on a Dask cluster
+  --cluster ADDRESS      train rls, svm, tsvm, da, lapsvm or laprls on a Dask cluster
   -q, --quiet            no progress (warnings still shown); --verbose: more
   --version              the version
 

@@ -15,8 +15,15 @@ from ssl_svm.formats.errors import DataError
 
 log = logging.getLogger("ssl.cluster")
 
-# the linear algorithms a cluster fit runs
-ALGORITHMS = ("rls", "svm", "tsvm", "da")
+# the algorithms a cluster fit runs: the linear family, and the graph family's landmark form
+LINEAR = ("rls", "svm", "tsvm", "da")
+GRAPH = ("lapsvm", "laprls")
+ALGORITHMS = LINEAR + GRAPH
+
+
+def block_kind(name: str) -> str:
+    """The type of block (:data:`ssl_svm.transport.BLOCK_TYPES`) algorithm ``name`` fits on."""
+    return "graph" if name in GRAPH else "linear"
 
 class ClusterTraining:
     """The data of a cluster fit once read: the blocks, the internal class labels, the label
@@ -89,6 +96,14 @@ def fit(training: ClusterTraining, algo, params: dict):
     from ssl_svm.training import restore_labels
 
     blocks = training.blocks
+    if algo.name in GRAPH:
+        from ssl_svm.solvers import graph_distributed
+
+        m = graph_distributed.fit_model(blocks, algo.name, training.classes, params,
+                                        costs=training.costs)
+        m.check_finite()
+        restore_labels(m, training.codes)
+        return m
     blocks.call("set_view", None)
     if len(blocks.socks) == 1:  # every block in one process: drive them there
         level = logging.getLogger("ssl.solver").getEffectiveLevel()
@@ -171,6 +186,11 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
 
     if how == "none" or not algo.uses_unlabeled or algo.positive_unlabeled:
         return None
+    if algo.name in GRAPH:
+        log.info("--check: not made for %s on a cluster (each fold would build the graph "
+                 "again); check it with ssl-train --check on a sample of the rows in one "
+                 "process", algo.name)
+        return None
     blocks = training.blocks
     blocks.call("set_view", None)
     unl_rows = blocks.call("unlabeled_rows")
@@ -219,7 +239,8 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
 
 def write_transductive(training: ClusterTraining, m, out, values: bool) -> int:
     """The unlabeled rows' predictions, in row order, block by block into ``out`` (one
-    block's lines here at a time). Returns the rows written."""
+    block's lines here at a time): the linear model's values there, or the graph fit's values
+    kept there (the transductive solution, as in one process). Returns the rows written."""
     from ssl_svm.formats.predictions import format_lines
 
     blocks = training.blocks
@@ -228,7 +249,8 @@ def write_transductive(training: ClusterTraining, m, out, values: bool) -> int:
     for b in range(len(blocks.layout)):
         rows = blocks.call_one(b, "unlabeled_rows")
         if rows.size:
-            F = blocks.call_one(b, "predict_rows", fn.W, fn.b, rows)
+            F = (blocks.call_one(b, "values_at", rows) if m.algorithm in GRAPH else
+                 blocks.call_one(b, "predict_rows", fn.W, fn.b, rows))
             out.write(format_lines(m, F, values))
             n += rows.size
     return n

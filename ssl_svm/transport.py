@@ -113,7 +113,7 @@ class _Forward(logging.Handler):
 
 
 # what a client may ask of a host, and of the blocks it holds: nothing else is looked up
-HOST_METHODS = frozenset({"call", "drive", "read_range", "receive", "finish",
+HOST_METHODS = frozenset({"call", "call_each", "drive", "read_range", "receive", "finish",
                           "echo", "memory", "bye"})
 # how long a client waits for a host to put its worker's settings back when it leaves
 BYE_SECONDS = 10.0
@@ -123,8 +123,9 @@ MAX_PENDING = 256  # unauthenticated connections at once: the oldest is dropped 
 
 
 def block_methods(cls) -> frozenset:
-    """The public methods of block class ``cls``: what a client may call on its blocks."""
-    return frozenset(n for n, v in vars(cls).items() if callable(v) and not n.startswith("_"))
+    """The public methods of block class ``cls`` (its own and inherited): what a client may
+    call on its blocks."""
+    return frozenset(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n)))
 
 
 def error_reply(e: BaseException) -> tuple:
@@ -318,8 +319,13 @@ class BlockHost:
                         if method == "bye":  # answered once the settings are put back
                             bye = True
                             continue
-                        if method == "call" and (len(args) != 3 or args[1] not in blocks):
+                        if method in ("call", "call_each") and (
+                                len(args) != 3 or args[1] not in blocks):
                             raise channel.WireError(f"no block method {args[1:2]!r}")
+                        if method == "call_each" and not (
+                                isinstance(args[2], (tuple, list)) and len(args[2]) == len(args[0])
+                                and all(isinstance(a, (tuple, list)) for a in args[2])):
+                            raise channel.WireError("call_each: one argument list per block")
                         out = ("ok", getattr(self, method)(*args))
                     except Exception as e:  # sent back: the client raises it
                         out = error_reply(e)
@@ -456,6 +462,10 @@ class BlockHost:
         """``method(*args)`` on each block in ``slots``, results in that order."""
         return [getattr(self.slots[s], method)(*args) for s in slots]
 
+    def call_each(self, slots, method: str, args: list) -> list:
+        """``method(*args[i])`` on block ``slots[i]``, results in that order."""
+        return [getattr(self.slots[s], method)(*a) for s, a in zip(slots, args)]
+
     def echo(self, x):
         """x back (bench/bench_cluster.py times the connection's round trip with it)."""
         return x
@@ -566,6 +576,10 @@ class ClusterBlocks:
         for h, s in self.layout:
             by_host.setdefault(h, []).append(s)
         res = self.request([(h, "call", (slots, method, args)) for h, slots in by_host.items()])
+        return self._in_block_order(by_host, res)
+
+    def _in_block_order(self, by_host: dict, res: list) -> list:
+        """The hosts' answers (``res``, one list per host of ``by_host``) in block order."""
         per = dict(zip(by_host, res))
         out = []
         taken = dict.fromkeys(by_host, 0)
@@ -573,6 +587,17 @@ class ClusterBlocks:
             out.append(per[h][taken[h]])
             taken[h] += 1
         return out
+
+    def call_each(self, method, args: list) -> list:
+        """``method(*args[b])`` on every block b (each host its blocks in one request),
+        results in block order."""
+        self.calls += 1
+        by_host: dict[int, list] = {}
+        for b, (h, s) in enumerate(self.layout):
+            by_host.setdefault(h, []).append((s, tuple(args[b])))
+        res = self.request([(h, "call_each", ([s for s, _ in sa], method, [a for _, a in sa]))
+                            for h, sa in by_host.items()])
+        return self._in_block_order(by_host, res)
 
     def call_one(self, b, method, *args):
         self.calls += 1

@@ -91,7 +91,7 @@ def test_exact_distances_do_not_depend_on_their_chunks(sparse, monkeypatch):
         if block is not None:
             monkeypatch.setattr(graph, "BLOCK_BYTES_EXACT", block)
             monkeypatch.setattr(graph, "DENSE_BLOCK_BYTES_EXACT", block)
-        got.append(graph._exact_sqdist(Xp, rows, cand))
+        got.append(graph.exact_sqdist(Xp, rows, cand))
     Xd = Xp.toarray() if sparse else Xp
     np.testing.assert_allclose(got[0], ((Xd[rows][:, None, :] - Xd[cand]) ** 2).sum(-1),
                                rtol=1e-12)
@@ -530,7 +530,7 @@ def test_graph_newton_minimises_the_value_problem(hinge, degree):
     lap, _ = graph.build(X, 8, degree=degree)
     Lp = lap.dense_power()
     ga, gi = 1e-3, 1.0
-    res = lapsvm.graph_newton(lap, y, c, ga, gi, hinge=hinge, tol=1e-12)
+    res = lapsvm.graph_values(lap, y, c, ga, gi, hinge=hinge, tol=1e-12)
 
     def J(f):
         act = (y != 0) & ((y * f < 1) if hinge else True)
@@ -563,15 +563,15 @@ def test_graph_values_are_the_same_on_one_thread_and_two_and_in_local_order():
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = lapsvm.graph_newton(lap, y, c, 1e-6, 1.0)
+        one = lapsvm.graph_values(lap, y, c, 1e-6, 1.0)
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = lapsvm.graph_newton(lap, y, c, 1e-6, 1.0)
+        two = lapsvm.graph_values(lap, y, c, 1e-6, 1.0)
     finally:
         numba.set_num_threads(threads)
     assert one.cg_iterations > 10 and one.f.tobytes() == two.f.tobytes()
     plap, order = lapsvm.local_order(lap)
     assert np.array_equal(np.sort(order), np.arange(9000))
-    local = lapsvm.graph_newton(plap, y[order], c[order], 1e-6, 1.0)
+    local = lapsvm.graph_values(plap, y[order], c[order], 1e-6, 1.0)
     f = np.empty(9000)
     f[order] = local.f
     np.testing.assert_allclose(f, one.f, atol=1e-5 * np.abs(one.f).max())
@@ -699,7 +699,7 @@ def test_cli_landmark_model_predicts_as_the_estimator(tmp, algo, how):
     p.update(landmarks=120, landmark_fit=how)
     lap = ALGORITHMS[algo].fit(tr.X, tr.y, None, p).warm["lap"]
     Y = np.where(tr.y == 0, 0.0, np.where(tr.y == m.labels[0], 1.0, -1.0))
-    g = lapsvm.graph_newton(lap, Y, np.ones(Y.size), p["gamma_a"], p["gamma_i"],
+    g = lapsvm.graph_values(lap, Y, np.ones(Y.size), p["gamma_a"], p["gamma_i"],
                             hinge=algo == "lapsvm").f
     np.testing.assert_allclose(u, g[tr.y == 0], atol=1e-5)  # (the fit renumbers the rows)
     assert not np.allclose(u, f, atol=1e-3)  # the expansion only fits them

@@ -1,0 +1,350 @@
+"""The rows of a distributed graph fit (lapsvm, laprls): one :class:`GraphBlock` per part of
+the training rows, holding its rows, their rows of the kNN graph's Laplacian, and every
+per-row vector of the graph stage (:func:`ssl_svm.solvers.lapsvm.graph_newton`).
+
+The driver (:mod:`solvers.graph_distributed`) sends the steps; a block returns what the
+driver sums or routes: statistics, candidate neighbours of another block's rows, the edges
+whose other end another block holds, the values of its rows that other blocks' graph rows
+need (the halo), dot products. Rows are numbered globally in block order (``first_row`` on);
+a block's Laplacian rows are CSR over its own rows first, then its halo (the other blocks'
+rows it has an edge to, ascending). Nothing here knows of Dask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ssl_svm.solvers import graph as graph_mod
+from ssl_svm.solvers import kernels
+from ssl_svm.solvers.blocks import BlockRows
+
+
+class GraphBlock(BlockRows):
+    """Rows ``first_row``... of the training data (X CSR, y labels in internal codes, 0 =
+    unlabeled, cost factors) and the graph fit's state on them."""
+
+    def __init__(self, X, y, cost, first_row: int = 0, threads: int = 1):
+        super().__init__(X, y, cost, first_row, threads)
+        self.v: dict[str, np.ndarray] = {}  # per-row vectors of the graph stage, by name
+        self.h: dict[str, np.ndarray] = {}  # their values on the halo rows
+
+    def place(self, first_row: int, n: int) -> int:
+        """This block's rows are ``first_row``... of ``n``; returns its row count."""
+        self.first_row = int(first_row)
+        self.n = int(n)
+        return int(self.y.size)
+
+    def labels(self) -> np.ndarray:
+        """The labels of every row (internal codes, 0 = unlabeled)."""
+        return self.y
+
+    # ----------------------------------------------------------------- the rows the graph sees
+
+    def metric_stats(self) -> tuple:
+        """What --graph-metric auto decides on (:func:`graph.resolve_metric`), summed or
+        combined over blocks by the driver: (stored values, smallest stored value, the
+        largest distance of a nonzero row's length from 1, the columns' largest and smallest
+        values, unstored entries counting as zeros)."""
+        X = self.X
+        norms = np.sqrt(kernels.sqnorms(X))
+        dev = np.abs(norms[norms > 0] - 1.0)
+        lo = float(X.data.min()) if X.nnz else 0.0
+        if X.shape[0]:
+            C = sp.csc_matrix(X)
+            hi_c = np.asarray(C.max(axis=0).todense()).ravel()
+            lo_c = np.asarray(C.min(axis=0).todense()).ravel()
+        else:
+            hi_c = lo_c = np.zeros(X.shape[1])
+        return int(X.nnz), lo, float(dev.max()) if dev.size else 0.0, hi_c, lo_c
+
+    def use_metric(self, metric: str, scale, dense: bool) -> None:
+        """The rows the graph and the kernel see: X at unit length (cosine), its columns times
+        ``scale`` (scaled), or X; ``dense``: held dense, as the whole would be
+        (:func:`kernels.prepare`)."""
+        if scale is not None:
+            Xm = kernels.scale_columns(self.X, np.asarray(scale))
+        elif metric == "cosine":
+            Xm = kernels.unit_rows(self.X)
+        else:
+            Xm = self.X
+        self.Xm = sp.csr_matrix(Xm)
+        self.Xp = self.Xm.toarray() if dense else self.Xm
+        self.xn = kernels.sqnorms(self.Xp)
+
+    def rows(self, local) -> sp.csr_matrix:
+        """The rows ``local`` (local indices) as the graph sees them (CSR)."""
+        return self.Xm[np.asarray(local, dtype=np.int64)]
+
+    def prepared(self) -> object:
+        """All rows as the graph sees them, dense or CSR (what other blocks search)."""
+        return self.Xp
+
+    # ----------------------------------------------------------------- the kNN graph
+
+    def nearest_sqdist(self, A, skip, kk: int) -> np.ndarray:
+        """The ``kk`` smallest squared distances (fast formula, at least 0) from each row of A
+        to this block's rows, a row of A never compared with itself (``skip``: its global row,
+        or -1): inf where this block has fewer (:func:`graph.neighbour_contrast`'s part)."""
+        D = np.maximum(kernels.sqnorms(A)[:, None] + self.xn[None, :]
+                       - 2.0 * kernels.dot_block(A, self.Xp), 0.0)
+        skip = np.asarray(skip, dtype=np.int64) - self.first_row
+        own = (skip >= 0) & (skip < self.y.size)
+        D[np.flatnonzero(own), skip[own]] = np.inf
+        out = np.full((D.shape[0], kk), np.inf)
+        t = min(kk, D.shape[1])
+        if t:
+            out[:, :t] = np.partition(D, t - 1, axis=1)[:, :t] if t < D.shape[1] else D
+        return out
+
+    def candidates(self, Q, qfirst: int, kk: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each row of Q's (rows ``qfirst``... of the data) ``kk`` nearest rows of this block
+        by the fast formula (ties by index; a row never its own), with their squared distances
+        recomputed from the differences (:func:`graph.exact_sqdist`): (global indices,
+        squared distances), q × min(kk, the rows it may have)."""
+        from ssl_svm.solvers import graph_numba
+
+        nb = self.y.size
+        D = kernels.dot_block(Q, self.Xp)
+        D *= -2.0
+        D += kernels.sqnorms(Q)[:, None]
+        D += self.xn[None, :]
+        q = D.shape[0]
+        same = qfirst == self.first_row
+        if same:
+            r = np.arange(q)
+            D[r, r] = np.inf
+        t = min(kk, nb - 1 if same else nb)
+        cand = np.empty((q, max(t, 0)), dtype=np.int64)
+        if t <= 0:
+            return cand, np.empty((q, 0))
+        graph_numba.smallest(D, cand)
+        del D
+        cd = graph_mod.exact_sqdist(Q, np.arange(q), cand, self.Xp)
+        return cand + self.first_row, cd
+
+    def set_neighbours(self, idx: np.ndarray, dist: np.ndarray) -> None:
+        """This block's rows' neighbours (global indices, n_b × k) and distances."""
+        self.idx = np.asarray(idx, dtype=np.int64)
+        self.dist = np.asarray(dist, dtype=np.float64)
+
+    def edges(self, weights: str, width: float, starts) -> list:
+        """The weights of this block's kNN edges (:func:`graph.adjacency`'s heat or binary),
+        kept, and the reversed edges for each block (``starts``: every block's first row,
+        then n): [(their rows, local to that block; this block's global rows; weights)]."""
+        nb, k = self.idx.shape
+        if weights == "heat":
+            w = (np.ones_like(self.dist) if not width > 0 else
+                 np.exp(-(self.dist * self.dist) / (2.0 * width * width)))
+        else:
+            w = np.ones_like(self.dist)
+        rows = np.repeat(np.arange(nb) + self.first_row, k)
+        cols = self.idx.ravel()
+        w = w.ravel()
+        self.own_edges = (rows - self.first_row, cols, w)
+        self.got = []
+        starts = np.asarray(starts, dtype=np.int64)
+        owner = np.searchsorted(starts, cols, side="right") - 1
+        out = []
+        for b in range(starts.size - 1):
+            sel = owner == b
+            out.append((cols[sel] - starts[b], rows[sel], w[sel]))
+        return out
+
+    def take_edges(self, parts: list) -> None:
+        """Reversed edges from the blocks (:meth:`edges`' output for this block)."""
+        self.got.extend(parts)
+
+    def weights_rows(self) -> np.ndarray:
+        """This block's rows of W = max(W_kNN, W_kNNᵀ) (CSR over the global columns, sorted),
+        kept; returns the halo: the other blocks' rows they reach (ascending)."""
+        r = [self.own_edges[0]] + [p[0] for p in self.got]
+        c = [self.own_edges[1]] + [p[1] for p in self.got]
+        w = [self.own_edges[2]] + [p[2] for p in self.got]
+        r, c, w = np.concatenate(r), np.concatenate(c), np.concatenate(w)
+        key = r * np.int64(self.n) + c
+        order = np.argsort(key, kind="stable")
+        key, w = key[order], w[order]
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        wmax = np.maximum.reduceat(w, first) if w.size else w
+        key = key[first]
+        rr, cc = key // self.n, key % self.n
+        nb = self.y.size
+        self.W = sp.csr_matrix((wmax, (rr, cc)), shape=(nb, self.n))
+        self.W.sort_indices()
+        self.got = []
+        self.deg = np.asarray(self.W.sum(axis=1)).ravel()
+        cols = self.W.indices
+        mine = (cols >= self.first_row) & (cols < self.first_row + nb)
+        self.halo = np.unique(cols[~mine])
+        return self.halo
+
+    def set_sends(self, sends: list) -> None:
+        """Which of this block's rows (local) each block's halo holds, in that block's halo
+        order (empty for itself and blocks it shares no edge with)."""
+        self.sends = [np.asarray(s, dtype=np.int64) for s in sends]
+
+    def degrees(self) -> np.ndarray:
+        """The rows' degrees (sums of W's rows)."""
+        return self.deg
+
+    def put(self, name: str, values) -> None:
+        """Set vector ``name`` on this block's rows."""
+        self.v[name] = np.asarray(values, dtype=np.float64).copy()
+
+    def halo_send(self, name: str) -> list:
+        """Vector ``name``'s values that each block's halo holds (:meth:`set_sends`)."""
+        x = self.v[name]
+        return [x[s] for s in self.sends]
+
+    def halo_take(self, name: str, parts: list) -> None:
+        """Vector ``name``'s values on the halo rows, from the blocks in order."""
+        self.h[name] = (np.concatenate(parts) if parts else np.zeros(0)).astype(np.float64)
+
+    def laplacian_rows(self, normalized: bool, degree: int) -> int:
+        """This block's rows of L (``I - D^{-1/2} W D^{-1/2}`` or ``D - W``, as
+        :meth:`graph.Laplacian.from_weights`), CSR over [own rows, halo] (the halo of vector
+        's', D^{-1/2}, taken first when normalized), for L^``degree``. Returns the edges
+        (stored entries of W) in its rows."""
+        nb = self.y.size
+        W = self.W
+        cols = W.indices
+        mine = (cols >= self.first_row) & (cols < self.first_row + nb)
+        local = np.where(mine, cols - self.first_row,
+                         nb + np.searchsorted(self.halo, cols))
+        rows = np.repeat(np.arange(nb), np.diff(W.indptr))
+        if normalized:
+            s = self.v["s"]
+            s_ext = np.concatenate([s, self.h["s"]])
+            vals = -(s[rows] * W.data * s_ext[local])
+            diag = np.ones(nb)
+        else:
+            vals = -W.data
+            diag = self.deg
+        ar = np.arange(nb)
+        L = sp.csr_matrix((np.concatenate([vals, diag]),
+                           (np.concatenate([rows, ar]), np.concatenate([local, ar]))),
+                          shape=(nb, nb + self.halo.size))
+        L.sum_duplicates()
+        L.sort_indices()
+        self.L = L
+        self.degree = int(degree)
+        self.dL = L.diagonal() ** self.degree
+        return int(W.nnz)
+
+    # ----------------------------------------------------------------- the graph stage
+
+    def lap(self, src: str, dst: str) -> None:
+        """dst = L src on this block's rows (src's halo taken)."""
+        self.v[dst] = self.L @ np.concatenate([self.v[src], self.h[src]])
+
+    def task(self, pos: float) -> tuple:
+        """The binary task whose positive class is ``pos`` (one-vs-rest: Y = ±1 on labeled
+        rows, 0 elsewhere); f = L^p f = 0. Returns (Y, c) on the labeled rows."""
+        y = self.y
+        self.Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
+        self.lab = np.flatnonzero(y != 0)
+        nb = y.size
+        self.v["f"] = np.zeros(nb)
+        self.v["Lf"] = np.zeros(nb)
+        return self.Y[self.lab], self.cost[self.lab]
+
+    def system(self, cE_l, gamma_a: float, gamma_i: float) -> None:
+        """:meth:`lapsvm.LocalGraph.system` on this block's rows (``cE_l``: its labeled
+        rows')."""
+        nb = self.y.size
+        cE = np.zeros(nb)
+        cE[self.lab] = cE_l
+        pre = cE + gamma_a + gamma_i * self.dL
+        self.dinv = np.where(pre > 0.0, 1.0 / np.where(pre > 0.0, pre, 1.0), 1.0)
+        self.rhs = cE * self.Y
+        self.diag = cE + gamma_a
+        self.gamma_i = gamma_i
+        self.v["x"] = self.v["f"].copy()
+
+    def rhs_norm2(self) -> float:
+        return float(self.rhs @ self.rhs)
+
+    def cg_zero(self) -> None:
+        self.v["x"] = np.zeros(self.y.size)
+
+    def applied(self, src: str, power: str, dst: str) -> None:
+        """dst = diag ∘ src + γ_I ``power`` (power = L^p src, made by :meth:`lap`)."""
+        self.v[dst] = self.diag * self.v[src] + self.gamma_i * self.v[power]
+
+    def cg_start(self) -> tuple:
+        """r = rhs - q (q = A x), z = M⁻¹r, p = z; returns (rᵀz, rᵀr) of this block."""
+        v = self.v
+        v["r"] = self.rhs - v["q"]
+        v["z"] = self.dinv * v["r"]
+        v["p"] = v["z"].copy()
+        return float(v["r"] @ v["z"]), float(v["r"] @ v["r"])
+
+    def pq(self) -> float:
+        return float(self.v["p"] @ self.v["q"])
+
+    def cg_update(self, a: float) -> tuple:
+        v = self.v
+        v["x"] += a * v["p"]
+        v["r"] -= a * v["q"]
+        v["z"] = self.dinv * v["r"]
+        return float(v["r"] @ v["z"]), float(v["r"] @ v["r"])
+
+    def cg_direction(self, beta: float) -> None:
+        v = self.v
+        v["p"] = v["z"] + beta * v["p"]
+
+    def step(self) -> None:
+        """d = x - f."""
+        self.v["d"] = self.v["x"] - self.v["f"]
+
+    def direction(self) -> tuple:
+        """(fᵀd, (L^p f)ᵀd, dᵀd, dᵀL^p d, f and d on the labeled rows) of this block."""
+        v = self.v
+        f, d = v["f"], v["d"]
+        return (float(f @ d), float(v["Lf"] @ d), float(d @ d), float(d @ v["Ld"]),
+                f[self.lab], d[self.lab])
+
+    def move(self, t: float) -> None:
+        v = self.v
+        v["f"] += t * v["d"]
+        v["Lf"] += t * v["Ld"]
+
+    def norms(self) -> tuple:
+        v = self.v
+        return float(v["f"] @ v["f"]), float(v["f"] @ v["Lf"])
+
+    def labeled(self) -> np.ndarray:
+        return self.v["f"][self.lab]
+
+    def keep_values(self, k: int, tasks: int) -> None:
+        """Keep f as the values of task ``k`` of ``tasks`` (the graph's solution here)."""
+        if k == 0:
+            self.F = np.zeros((self.y.size, tasks))
+        self.F[:, k] = self.v["f"]
+
+    # ----------------------------------------------------------------- the landmark expansion
+
+    def gram_sums(self, spec: tuple, rows, local) -> np.ndarray:
+        """[K 1]ᵀ[K 1] over this block's rows ``local`` (None: all), K = K(them, ``rows``)
+        (:func:`kernels.landmark_gram`); ``spec``: the kernel's (name, γ, degree, coef0)."""
+        X = self.Xp if local is None else self.Xp[np.asarray(local, dtype=np.int64)]
+        return kernels.landmark_gram(kernels.KernelSpec(*spec), X, rows)
+
+    def projection_sums(self, spec: tuple, rows, T, local) -> np.ndarray:
+        """[K 1]ᵀ F over this block's rows ``local`` (None: all), F the kept values
+        (:meth:`lapsvm.LandmarkSystem.projection_sums`)."""
+        from ssl_svm.solvers.lapsvm import LandmarkSystem
+
+        sel = slice(None) if local is None else np.asarray(local, dtype=np.int64)
+        system = LandmarkSystem(kernels.KernelSpec(*spec), np.zeros(np.shape(rows)[0]), rows,
+                                T, None)
+        return system.projection_sums(self.Xp[sel], self.F[sel])
+
+    def values_at(self, local) -> np.ndarray:
+        """The kept values (rows × tasks) of the rows ``local``."""
+        return self.F[np.asarray(local, dtype=np.int64)]
+
+    def unlabeled_rows(self) -> np.ndarray:
+        """The block's unlabeled rows (local indices)."""
+        return np.flatnonzero(self.y == 0)

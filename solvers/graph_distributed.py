@@ -1,0 +1,364 @@
+"""LapSVM and LapRLS over a cluster's blocks (:class:`solvers.graph_blocks.GraphBlock`), in
+the projected landmark form: the same fit as :func:`ssl_svm.solvers.lapsvm.fit_lapsvm` on the
+same rows (decision values within rounding), with the rows and every per-row vector on the
+blocks.
+
+The stages, as in one process: the graph metric (from the blocks' summed statistics), the
+automatic graph (its neighbour contrast from a sample's distances to every block), the exact
+kNN graph across blocks (each block's rows searched in every block, the candidates merged
+here), W = max(W, Wᵀ) (each reversed edge routed to the block that holds its row), the
+Laplacian's rows on each block over its own rows and its halo (the other blocks' rows its rows
+have an edge to), the landmark system's sums, then per one-vs-rest task the graph Newton-CG of
+:func:`lapsvm.graph_newton` over :class:`BlockGraph` (each product with L^p exchanges the
+halo's values through this process: p exchanges per CG iteration) and the landmark expansion
+fitted to the values where they are. This process holds vectors of the labeled rows, the
+landmarks' rows and (m + 1)² matrices, and one block's rows and neighbour lists at a time while
+the graph is built.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from ssl_svm.solvers import graph as graph_mod
+from ssl_svm.solvers import kernels, lapsvm
+from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.models import KernelExpansion, Model
+from ssl_svm.solvers.multiclass import binary_tasks
+
+log = logging.getLogger("ssl.solver.lapsvm")
+
+ALGORITHMS = ("lapsvm", "laprls")
+
+
+def _sum(parts):
+    """Σ of the parts in block order."""
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total
+
+
+class RemoteRows:
+    """The rows the graph sees (metric applied), held on the blocks, as the sampling helpers
+    read them: ``shape``, ``nnz`` and ``R[idx]`` (the rows idx, CSR, gathered here)."""
+
+    def __init__(self, blocks, starts: np.ndarray, d: int, nnz: int):
+        self.blocks = blocks
+        self.starts = starts
+        self.shape = (int(starts[-1]), d)
+        self.nnz = nnz
+
+    def __getitem__(self, idx) -> sp.csr_matrix:
+        idx = np.asarray(idx, dtype=np.int64)
+        order = np.argsort(idx, kind="stable")
+        s = idx[order]
+        owner = np.searchsorted(self.starts, s, side="right") - 1
+        parts = [self.blocks.call_one(b, "rows", s[owner == b] - self.starts[b])
+                 for b in np.unique(owner)]
+        got = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, self.shape[1]))
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return sp.csr_matrix(got[back], shape=(idx.size, self.shape[1]))
+
+
+class BlockGraph:
+    """The graph stage's operator (:class:`lapsvm.LocalGraph`'s methods) over a cluster's
+    blocks: each per-row vector lives on the blocks, a product with L^p takes p exchanges of
+    the halo's values, each dot product a sum of the blocks' in block order."""
+
+    def __init__(self, graph: GraphOnBlocks, Yl: np.ndarray, cl: np.ndarray, counts):
+        self.g = graph
+        self.blocks = graph.blocks
+        self.n = graph.n
+        self.Yl, self.cl = Yl, cl
+        self.cuts = np.cumsum([0] + list(counts))
+
+    def _power(self, src: str, dst: str) -> None:
+        self.g.power(src, dst)
+
+    def system(self, cE_l, gamma_a: float, gamma_i: float) -> None:
+        c = self.cuts
+        self.blocks.call_each("system", [(cE_l[c[b]:c[b + 1]], gamma_a, gamma_i)
+                                         for b in range(c.size - 1)])
+
+    def rhs_norm2(self) -> float:
+        return _sum(self.blocks.call("rhs_norm2"))
+
+    def cg_zero(self) -> None:
+        self.blocks.call("cg_zero")
+
+    def _apply(self, src: str, dst: str) -> None:
+        self._power(src, "_lp")
+        self.blocks.call("applied", src, "_lp", dst)
+
+    def cg_start(self) -> tuple[float, float]:
+        self._apply("x", "q")
+        parts = self.blocks.call("cg_start")
+        return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
+
+    def cg_apply(self) -> float:
+        self._apply("p", "q")
+        return _sum(self.blocks.call("pq"))
+
+    def cg_update(self, a: float) -> tuple[float, float]:
+        parts = self.blocks.call("cg_update", a)
+        return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
+
+    def cg_direction(self, beta: float) -> None:
+        self.blocks.call("cg_direction", beta)
+
+    def direction(self) -> tuple:
+        self.blocks.call("step")
+        self._power("d", "Ld")
+        parts = self.blocks.call("direction")
+        return tuple(_sum([p[i] for p in parts]) for i in range(4)) + (
+            np.concatenate([p[4] for p in parts]), np.concatenate([p[5] for p in parts]))
+
+    def move(self, t: float) -> None:
+        self.blocks.call("move", t)
+
+    def norms(self) -> tuple[float, float]:
+        parts = self.blocks.call("norms")
+        return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
+
+    def labeled(self) -> np.ndarray:
+        return np.concatenate(self.blocks.call("labeled"))
+
+
+class GraphOnBlocks:
+    """The kNN graph and its Laplacian built on the blocks (:meth:`build`), and the halo
+    exchange a product with L^p makes (:meth:`power`)."""
+
+    def __init__(self, blocks, starts: np.ndarray, degree: int):
+        self.blocks = blocks
+        self.starts = starts
+        self.n = int(starts[-1])
+        self.B = starts.size - 1
+        self.degree = degree
+
+    def exchange(self, name: str) -> None:
+        """Every block's halo values of vector ``name``, from the blocks that hold them."""
+        sends = self.blocks.call("halo_send", name)
+        self.blocks.call_each("halo_take", [(name, [sends[o][b] for o in range(self.B)])
+                                            for b in range(self.B)])
+
+    def power(self, src: str, dst: str) -> None:
+        """dst = L^p src on every block (p halo exchanges)."""
+        cur = src
+        for k in range(self.degree):
+            self.exchange(cur)
+            nxt = dst if k == self.degree - 1 else f"_t{k % 2}"
+            self.blocks.call("lap", cur, nxt)
+            cur = nxt
+
+    def knn(self, k: int, dense_rows) -> tuple[float, int]:
+        """Each block's rows' k nearest other rows among all blocks (exact, as
+        :func:`graph.knn`: candidates by the fast formula in each block, their distances from
+        the differences, sorted by distance then index), set on the blocks. Returns (the sum
+        of the distances, their count)."""
+        kk = min(self.n - 1, k + graph_mod.REFINE)
+        total, count = 0.0, 0
+        for b in range(self.B):
+            Q = self.blocks.call_one(b, "prepared")
+            parts = self.blocks.call("candidates", Q, int(self.starts[b]), kk)
+            cand = np.hstack([p[0] for p in parts])
+            cd = np.hstack([p[1] for p in parts])
+            order = np.lexsort((cand, cd), axis=1)[:, :k]
+            idx = np.take_along_axis(cand, order, axis=1)
+            dist = np.sqrt(np.take_along_axis(cd, order, axis=1))
+            self.blocks.call_one(b, "set_neighbours", idx, dist)
+            total += float(dist.sum())
+            count += dist.size
+        return total, count
+
+    def laplacian(self, weights: str, width: float, normalized: bool) -> int:
+        """W = max(W, Wᵀ) with ``weights`` of width ``width``, its rows' halos and the sends
+        that fill them, and each block's rows of L (:meth:`GraphBlock.laplacian_rows`).
+        Returns the graph's edges."""
+        starts = [int(s) for s in self.starts]
+        out = self.blocks.call("edges", weights, width, starts)
+        self.blocks.call_each("take_edges", [([out[o][b] for o in range(self.B)],)
+                                             for b in range(self.B)])
+        del out
+        halos = self.blocks.call("weights_rows")
+        sends = [[np.zeros(0, np.int64)] * self.B for _ in range(self.B)]
+        for b, halo in enumerate(halos):
+            owner = np.searchsorted(self.starts, halo, side="right") - 1
+            for o in np.unique(owner):
+                sends[o][b] = halo[owner == o] - self.starts[o]
+        self.blocks.call_each("set_sends", [(s,) for s in sends])
+        if normalized:
+            deg = self.blocks.call("degrees")
+            self.blocks.call_each("put", [("s", np.where(d > 0, 1.0 / np.sqrt(
+                np.where(d > 0, d, 1.0)), 0.0)) for d in deg])
+            self.exchange("s")
+        nnz = _sum(self.blocks.call("laplacian_rows", normalized, self.degree))
+        return int(nnz) // 2
+
+
+def _metric(blocks, metric: str, n: int, d: int) -> tuple[str, str, np.ndarray | None]:
+    """(metric, how chosen, column factors or None) of --graph-metric ``metric`` on the
+    blocks' rows (:func:`graph.resolve_metric`, from their summed statistics)."""
+    if metric == "auto":
+        stats = blocks.call("metric_stats")
+        stored = sum(s[0] for s in stats)
+        negative = stored > 0 and min(s[1] for s in stats if s[0]) < 0
+        unit = max(s[2] for s in stats) <= graph_mod.UNIT_TOLERANCE
+        hi = np.max([s[3] for s in stats], axis=0)
+        lo = np.min([s[4] for s in stats], axis=0)
+
+        def spread():
+            r = (hi - lo)[hi - lo > 0]
+            return (0.0, 1.0) if r.size == 0 else (float(r.max()),
+                                                   float(r.max()) / float(np.median(r)))
+
+        metric, how = graph_mod.metric_choice(stored / max(n * d, 1), negative, unit, spread)
+    else:
+        how = "given"
+        stats = blocks.call("metric_stats") if metric == "scaled" else None
+    scale = None
+    if metric == "scaled":
+        stats = stats or blocks.call("metric_stats")
+        r = np.max([s[3] for s in stats], axis=0) - np.min([s[4] for s in stats], axis=0)
+        scale = np.divide(1.0, r, out=np.ones_like(r, dtype=np.float64), where=r > 0)
+    return metric, how, scale
+
+
+def _contrast(blocks, R: RemoteRows, dense: bool) -> float:
+    """:func:`graph.neighbour_contrast` of the blocks' rows: the sample's distances to every
+    block, merged here."""
+    n = R.shape[0]
+    med = kernels.median_sqdist(R)
+    if n < 2 or not med > 0:
+        return 0.0
+    idx = kernels.sample_rows(n)
+    A = R[idx]
+    if dense:
+        A = A.toarray()
+    kk = min(graph_mod.CONTRAST_NEIGHBOR, n - 1)
+    parts = blocks.call("nearest_sqdist", A, idx, kk)
+    best = np.partition(np.hstack(parts), kk - 1, axis=1)[:, :kk]
+    return float(np.median(np.sqrt(best.max(axis=1)))) / float(np.sqrt(med))
+
+
+def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = True,
+              max_memory: int | None = None) -> Model:
+    """``name`` (lapsvm or laprls) on the blocks' rows with ``params``, in internal label
+    codes (``labels``: the classes): the model one process fits on the same rows with
+    ``landmark_fit`` project (its expansion on the landmark rows; the values on the training
+    rows kept on the blocks, :meth:`GraphBlock.values_at`)."""
+    t0 = time.perf_counter()
+    hinge = name == "lapsvm"
+    summaries = blocks.call("summary")
+    counts = [s["rows"] for s in summaries]
+    starts = np.cumsum([0] + counts).astype(np.int64)
+    n = int(starts[-1])
+    d = int(blocks.d)
+    blocks.call_each("place", [(int(starts[b]), n) for b in range(len(counts))])
+    y = np.concatenate(blocks.call("labels"))
+    nnz = sum(s["nnz"] for s in summaries)
+    if params["graph_weights"] == "self-tuning":
+        raise ProblemError("--graph-weights self-tuning is not available on a cluster: use heat "
+                           "or binary")
+    if params["landmark_fit"] == "restrict":
+        raise ProblemError("--landmark-fit restrict is not available on a cluster: the "
+                           "cluster fit is the projected form (--landmark-fit project)")
+    metric, how, scale = _metric(blocks, params["graph_metric"], n, d)
+    if how != "given":
+        log.info("%s: graph metric %s (%s)", name, metric, how)
+    dense = bool(n * d and nnz >= kernels.DENSE_FRACTION * n * d
+                 and n * d * 8 <= kernels.DENSE_COPY_BYTES)
+    blocks.call("use_metric", metric, scale, dense)
+    R = RemoteRows(blocks, starts, d, nnz)
+    k_nn, lap_deg, how = graph_mod.auto_graph(R, params["neighbors"],
+                                              params["laplacian_degree"],
+                                              lambda: _contrast(blocks, R, dense))
+    if how != "given":
+        log.info("graph: %d neighbours, Laplacian degree %d (%s)", k_nn, lap_deg, how)
+    if not 1 <= k_nn <= n - 1:
+        raise ProblemError(f"a {k_nn}-nearest-neighbour graph needs more than {k_nn} rows "
+                           f"(have {n}); give fewer neighbours (-k / --neighbors)")
+    if params["knn"] == "approximate":
+        log.warning("graph: --knn approximate: the cluster's neighbour search is exact")
+    n_lab = int(np.sum(y != 0))
+    m = params["landmarks"]
+    m = min(int(m), n) if m else kernels.auto_landmarks(n, n_lab, max_memory, 0)
+    log.info("%s: %d rows (%d unlabeled) on %d blocks; graph newton-CG projected on %d "
+             "landmark rows", name, n, n - n_lab, len(counts), m)
+
+    tg = time.perf_counter()
+    g = GraphOnBlocks(blocks, starts, lap_deg)
+    dist_sum, dist_count = g.knn(k_nn, dense)
+    mean_distance = dist_sum / dist_count
+    weights = params["graph_weights"]
+    t = float("nan")
+    if weights == "heat":
+        t = mean_distance if params["heat_width"] is None else float(params["heat_width"])
+    edges = g.laplacian(weights, t, params["laplacian"] == "normalized")
+    graph_mod.say_graph(k_nn, "exact", edges, weights, t, params["laplacian"] == "normalized",
+                        lap_deg, f" on {len(counts)} blocks")
+    graph_time = time.perf_counter() - tg
+
+    tk = time.perf_counter()
+    spec = lapsvm.kernel_spec(params, R, {"heat_width": t, "mean_distance": mean_distance})
+    landmarks = kernels.choose_landmarks(y, m)
+    raw = R[landmarks]  # the model's expansion rows
+    rows = kernels.landmark_rows(raw.toarray() if dense else raw, np.arange(landmarks.size))
+    zn = kernels.sqnorms(rows) if spec.name == "rbf" else None
+    T = kernels.nystrom_factor(spec, rows, zn)
+    fit_rows = lapsvm.projection_rows(y, landmarks)
+    local = [None] * len(counts) if fit_rows is None else [
+        fit_rows[(fit_rows >= starts[b]) & (fit_rows < starts[b + 1])] - starts[b]
+        for b in range(len(counts))]
+    spec_t = (spec.name, spec.gamma, spec.degree, spec.coef0)
+    H = _sum(blocks.call_each("gram_sums", [(spec_t, rows, loc) for loc in local]))
+    system = lapsvm.LandmarkSystem.projected(spec, landmarks, rows, T, H, fit_rows, n)
+    kernel_time = time.perf_counter() - tk
+
+    ts = time.perf_counter()
+    order, tasks = binary_tasks(y)
+    stats: dict[str, list] = {}
+    for k, pos in enumerate(tasks):
+        tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
+        parts = blocks.call("task", float(pos))
+        Yl = np.concatenate([p[0] for p in parts])
+        cl = np.concatenate([p[1] for p in parts])
+        op = BlockGraph(g, Yl, cl, [p[0].size for p in parts])
+        res = lapsvm.graph_newton(op, params["gamma_a"], params["gamma_i"], hinge,
+                                  params["max_iter"] or 50, tag=tag)
+        blocks.call("keep_values", k, len(tasks))
+        log.info("%s%s: objective %.10g after %d Newton steps (%s)", tag, name, res.objective,
+                 res.iterations, res.reason)
+        for key, v in (("objective", res.objective), ("iterations", res.iterations),
+                       ("cg_iterations", res.cg_iterations)):
+            stats.setdefault(key, []).append(v)
+    rhs = _sum(blocks.call_each("projection_sums", [(spec_t, rows, T, loc) for loc in local]))
+    beta, bs = system.solve_projection(rhs, params["gamma_a"], params["bias"] > 0)
+    coef = T @ beta
+    solve_time = time.perf_counter() - ts
+
+    model = Model(name, order, d, KernelExpansion(spec, raw, coef, bs,
+                                                  unit_rows=metric == "cosine",
+                                                  column_scale=scale),
+                  params={p.name: {"graph_metric": metric, "knn": "exact",
+                                   "landmark_fit": "project"}.get(p.name, params[p.name])
+                          for p in lapsvm.PARAMS[name]}, stats=stats)
+    model.stats["n_rows"] = [n]
+    model.stats["n_unlabeled"] = [n - n_lab]
+    model.stats["graph_edges"] = [edges]
+    model.stats["neighbors"] = [k_nn]
+    model.stats["laplacian_degree"] = [lap_deg]
+    if weights == "heat":
+        model.stats["heat_width"] = [t]
+    model.stats["kernel_gamma"] = [spec.gamma]
+    model.stats["graph_time"] = [graph_time]
+    model.stats["kernel_time"] = [kernel_time]
+    model.stats["solve_time"] = [solve_time]
+    model.stats["train_time"] = [time.perf_counter() - t0]
+    model.stats["landmarks"] = [m]
+    return model

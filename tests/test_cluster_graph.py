@@ -1,0 +1,215 @@
+"""lapsvm and laprls on a cluster's blocks (issue 65): the kNN graph across blocks is the
+one-process graph, the fit is the one-process projected landmark fit (decision values within
+1e-8), on blocks in this process and on a dask LocalCluster through ssl-train --cluster, and a
+worker lost mid-fit is one line or a restart, never a hang."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import SAMPLES, run
+
+from ssl_svm.solvers import graph, graph_distributed, kernels, lapsvm
+from ssl_svm.solvers.distributed import LocalBlocks
+from ssl_svm.solvers.graph_blocks import GraphBlock
+from ssl_svm.solvers.registry import ALGORITHMS
+
+
+def _moons(n=420, d=5, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    c = np.arange(n) % classes
+    X = rng.normal(size=(n, d))
+    X[:, 0] += 3.0 * c
+    X[:, 1] += np.sin(c)
+    y = (c + 1).astype(float)
+    y[np.arange(n) % 12 >= classes] = 0
+    return sp.csr_matrix(X), y
+
+
+def _blocks(X, y, cuts, cost=None):
+    cost = np.ones(X.shape[0]) if cost is None else cost
+    return [GraphBlock(X[a:b], y[a:b], cost[a:b]) for a, b in zip(cuts, cuts[1:])]
+
+
+def _params(algo, **kw):
+    p = ALGORITHMS[algo].defaults()
+    p.update(landmarks=80, landmark_fit="project")
+    p.update(kw)
+    return p
+
+
+@pytest.mark.parametrize("k,cuts", [(6, [0, 100, 101, 300, 420]), (10, [0, 420]),
+                                    (7, [0, 50, 420])])
+def test_the_graph_across_blocks_is_the_one_process_graph(k, cuts):
+    """Each block's rows' exact k nearest rows among all blocks (a block of one row too) are
+    graph.knn's on all rows, indices and distances; each block's rows of L, mapped back to
+    global columns, are the one-process Laplacian's."""
+    X, y = _moons()
+    n = X.shape[0]
+    Xp = kernels.prepare(X)
+    idx, dist = graph.knn(Xp, k)
+    lap, _ = graph.build(Xp, k, degree=1)
+    blocks = _blocks(X, y, cuts)
+    lb = LocalBlocks(blocks, X.shape[1])
+    starts = np.array(cuts)
+    lb.call_each("place", [(a, n) for a in cuts[:-1]])
+    lb.call("use_metric", "euclidean", None, not sp.issparse(Xp))
+    g = graph_distributed.GraphOnBlocks(lb, starts, 1)
+    total, count = g.knn(k, not sp.issparse(Xp))
+    assert np.array_equal(np.vstack([b.idx for b in blocks]), idx)
+    assert np.array_equal(np.vstack([b.dist for b in blocks]), dist)
+    t = total / count
+    assert t == pytest.approx(float(np.mean(dist)), rel=1e-13)
+    edges = g.laplacian("heat", float(np.mean(dist)), True)
+    assert edges == graph.adjacency(idx, dist)[0].nnz // 2
+    for b, a in zip(blocks, cuts[:-1]):
+        cols = np.concatenate([np.arange(a, a + b.y.size), b.halo])
+        mine = sp.csr_matrix((b.L.data, cols[b.L.indices], b.L.indptr), shape=(b.y.size, n))
+        mine.has_sorted_indices = False
+        mine.sort_indices()
+        ref = lap.L[a:a + b.y.size]
+        assert np.array_equal(mine.indices, ref.indices) and np.array_equal(
+            mine.indptr, ref.indptr)
+        np.testing.assert_allclose(mine.data, ref.data, rtol=1e-14, atol=1e-15)
+
+
+CASES = [
+    ("lapsvm", {}, False),
+    ("laprls", {}, False),
+    ("lapsvm", {"neighbors": 8, "laplacian_degree": 2, "bias": 1}, False),
+    ("laprls", {"laplacian": "unnormalized", "graph_weights": "binary", "gamma_i": 0.01}, False),
+    ("lapsvm", {"graph_metric": "scaled", "kernel": "poly", "gamma": 0.5}, True),
+]
+
+
+@pytest.mark.parametrize("algo,extra,costs", CASES)
+def test_the_fit_on_blocks_is_the_one_process_fit(algo, extra, costs):
+    """The blocks' fit (graph, kernel γ, every Newton step) gives the one-process projected
+    model: decision values on new rows within 1e-8, the training rows' values too."""
+    X, y = _moons(classes=3 if extra.get("bias") else 2)
+    n = X.shape[0]
+    cost = np.where(np.arange(n) % 5 == 0, 2.0, 1.0) if costs else None
+    p = _params(algo, **extra)
+    ref = ALGORITHMS[algo].fit(X, y, cost, p)
+    blocks = _blocks(X, y, [0, 130, 131, 420], cost)
+    m = graph_distributed.fit_model(LocalBlocks(blocks, X.shape[1]), algo,
+                                    sorted(set(y) - {0}), p)
+    Xt, _ = _moons(200, seed=9)
+    a, b = ref.decision_function(Xt), m.decision_function(Xt)
+    assert np.abs(a).max() > 0.1
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
+    tv = np.vstack([blk.values_at(np.arange(blk.y.size)) for blk in blocks])
+    np.testing.assert_allclose(tv, ref.train_values, rtol=0, atol=1e-8)
+    assert m.stats["graph_edges"] == ref.stats["graph_edges"]
+    assert m.stats["neighbors"] == ref.stats["neighbors"]
+    np.testing.assert_allclose(m.stats["objective"], ref.stats["objective"], rtol=1e-10)
+    assert m.params == ref.params
+
+
+def test_the_sampled_projection_on_blocks_is_the_one_process_one(monkeypatch):
+    """Above the projection's row limit the least squares sum over the same sampled rows on
+    the blocks as in one process."""
+    real = lapsvm.projection_rows
+    monkeypatch.setattr(lapsvm, "projection_rows", lambda y, lm: real(y, lm, most=200))
+    X, y = _moons()
+    p = _params("lapsvm")
+    ref = ALGORITHMS["lapsvm"].fit(X, y, None, p)
+    m = graph_distributed.fit_model(LocalBlocks(_blocks(X, y, [0, 200, 420]), X.shape[1]),
+                                    "lapsvm", [1.0, 2.0], p)
+    Xt, _ = _moons(100, seed=4)
+    np.testing.assert_allclose(m.decision_function(Xt), ref.decision_function(Xt), atol=1e-8)
+    monkeypatch.setattr(lapsvm, "projection_rows", real)  # all rows: another expansion
+    whole = graph_distributed.fit_model(
+        LocalBlocks(_blocks(X, y, [0, 200, 420]), X.shape[1]), "lapsvm", [1.0, 2.0], p)
+    assert np.abs(whole.decision_function(Xt) - m.decision_function(Xt)).max() > 1e-6
+
+
+def test_options_the_cluster_fit_does_not_have_are_refused():
+    X, y = _moons(60)
+    for extra, words in (({"graph_weights": "self-tuning"}, "self-tuning"),
+                         ({"landmark_fit": "restrict"}, "restrict")):
+        p = _params("lapsvm", **extra)
+        with pytest.raises(Exception, match=words):
+            graph_distributed.fit_model(LocalBlocks(_blocks(X, y, [0, 30, 60]), 5), "lapsvm",
+                                        [1.0, 2.0], p)
+
+
+# --------------------------------------------------------------------------- on a LocalCluster
+
+distributed = pytest.importorskip("distributed")  # a test extra: pip install .[test]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                 host="127.0.0.1", dashboard_address=None)
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize("algo,sample", [("lapsvm", "pcmac"), ("laprls", "shuttle")])
+def test_ssl_train_cluster_is_the_one_process_projected_fit(cluster, tmp, algo, sample):
+    """ssl-train --cluster -a lapsvm|laprls: the model predicts what the one-process model
+    with --landmark-fit project predicts (values within 1e-8), and -l writes the same lines."""
+    train, test = SAMPLES / f"{sample}.train", SAMPLES / f"{sample}.test"
+    args = ["-a", algo, "--landmarks", "120", train]
+    run("ssl-train", "-q", "--check", "none", "--landmark-fit", "project", *args,
+        tmp / "local", "-l", tmp / "local.l", check=0)
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args, tmp / "c", "-l",
+            tmp / "c.l", check=0)
+    assert "on 2 blocks" in r.stderr and "--check: not made" in r.stderr
+    assert (tmp / "c.l").read_text() == (tmp / "local.l").read_text()  # the labels
+    for m in ("local", "c"):
+        run("ssl-predict", "--values", test, tmp / m, tmp / f"{m}.p", check=0)
+    a = np.loadtxt(tmp / "local.p")[:, 1:]
+    b = np.loadtxt(tmp / "c.p")[:, 1:]
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
+
+
+def test_graph_options_refused_on_a_cluster_are_one_line(cluster, tmp):
+    for extra, words in ((["-a", "tvrls", SAMPLES / "pcmac.train", tmp / "m"],
+                          "--cluster trains"),
+                         (["-a", "lapsvm", "-v", "3", SAMPLES / "pcmac.train"],
+                          "-v on a cluster is for")):
+        (tmp / "m").write_text("old model\n")
+        r = run("ssl-train", "--cluster", cluster.scheduler_address, *extra, check=None)
+        assert r.returncode in (1, 2) and "Traceback" not in r.stderr
+        assert words in r.stderr.strip().splitlines()[-1]
+        assert (tmp / "m").read_text() == "old model\n"
+
+
+def test_a_worker_lost_mid_graph_fit_is_a_restart_or_one_line(tmp):
+    """A worker killed while the graph stage runs: the fit starts over on the worker left
+    (and writes a model that predicts) or ends with one error line; never a hang."""
+    import os
+    import signal
+    import subprocess
+
+    from conftest import BIN
+
+    lines = (SAMPLES / "pcmac.train").read_text().splitlines(keepends=True)
+    (tmp / "big.svm").write_text("".join(lines * 4))
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        p = subprocess.Popen([str(BIN / "ssl-train"), "-a", "lapsvm", "--landmarks", "100",
+                              "-k", "10", "--laplacian-degree", "2", "--verbose", "--cluster",
+                              c.scheduler_address, str(tmp / "big.svm"), str(tmp / "m")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for line in p.stderr:
+            if "graph newton step" in line or "graph: 10-NN" in line:
+                break
+        pid = sorted(client.run(os.getpid).values())[-1]
+        os.kill(pid, signal.SIGKILL)
+        try:
+            err = p.communicate(timeout=400)[1]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise AssertionError("ssl-train --cluster -a lapsvm hangs after losing a worker"
+                                 ) from None
+    assert "Traceback" not in err, err
+    if p.returncode == 0:
+        assert "the fit starts over" in err, err
+        run("ssl-predict", SAMPLES / "pcmac.test", tmp / "m", tmp / "p", check=0)
+    else:
+        assert p.returncode == 1 and err.strip().splitlines()[-1].startswith(
+            "ssl-train: error: "), err
