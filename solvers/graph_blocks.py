@@ -238,6 +238,19 @@ class GraphBlock(BlockRows):
         """dst = L src on this block's rows (src's halo taken)."""
         self.v[dst] = self.L @ np.concatenate([self.v[src], self.h[src]])
 
+    def lap_step(self, src: str, parts: list, dst: str, then):
+        """One power of a product with L^p in one call: src's halo from ``parts``
+        (:meth:`halo_take`), dst = L src, then ``then``: None, "send" (dst's
+        :meth:`halo_send`, for the next power), or (method, args...) of this block (the CG's
+        step that follows, fused), whose result is returned."""
+        self.halo_take(src, parts)
+        self.lap(src, dst)
+        if then == "send":
+            return self.halo_send(dst)
+        if then is not None:
+            return getattr(self, then[0])(*then[1:])
+        return None
+
     def task(self, pos: float) -> tuple:
         """The binary task whose positive class is ``pos`` (one-vs-rest: Y = ±1 on labeled
         rows, 0 elsewhere); f = L^p f = 0. Returns (Y, c) on the labeled rows."""
@@ -261,6 +274,7 @@ class GraphBlock(BlockRows):
         self.diag = cE + gamma_a
         self.gamma_i = gamma_i
         self.v["x"] = self.v["f"].copy()
+        return self.halo_send("x")
 
     def rhs_norm2(self) -> float:
         return float(self.rhs @ self.rhs)
@@ -268,17 +282,20 @@ class GraphBlock(BlockRows):
     def cg_zero(self) -> None:
         self.v["x"] = np.zeros(self.y.size)
 
-    def applied(self, src: str, power: str, dst: str) -> None:
-        """dst = diag ∘ src + γ_I ``power`` (power = L^p src, made by :meth:`lap`)."""
-        self.v[dst] = self.diag * self.v[src] + self.gamma_i * self.v[power]
+    def applied(self, src: str, power: str, then: str):
+        """q = diag ∘ src + γ_I ``power`` (power = L^p src, made by :meth:`lap`), then
+        :meth:`cg_start` or :meth:`pq` (``then``), whose result is returned."""
+        self.v["q"] = self.diag * self.v[src] + self.gamma_i * self.v[power]
+        return self.cg_start() if then == "cg_start" else self.pq()
 
     def cg_start(self) -> tuple:
-        """r = rhs - q (q = A x), z = M⁻¹r, p = z; returns (rᵀz, rᵀr) of this block."""
+        """r = rhs - q (q = A x), z = M⁻¹r, p = z; returns (rᵀz, rᵀr) of this block and p's
+        :meth:`halo_send`."""
         v = self.v
         v["r"] = self.rhs - v["q"]
         v["z"] = self.dinv * v["r"]
         v["p"] = v["z"].copy()
-        return float(v["r"] @ v["z"]), float(v["r"] @ v["r"])
+        return float(v["r"] @ v["z"]), float(v["r"] @ v["r"]), self.halo_send("p")
 
     def pq(self) -> float:
         return float(self.v["p"] @ self.v["q"])
@@ -290,13 +307,16 @@ class GraphBlock(BlockRows):
         v["z"] = self.dinv * v["r"]
         return float(v["r"] @ v["z"]), float(v["r"] @ v["r"])
 
-    def cg_direction(self, beta: float) -> None:
+    def cg_direction(self, beta: float) -> list:
+        """p = z + β p; returns p's :meth:`halo_send`."""
         v = self.v
         v["p"] = v["z"] + beta * v["p"]
+        return self.halo_send("p")
 
-    def step(self) -> None:
-        """d = x - f."""
+    def step(self) -> list:
+        """d = x - f; returns d's :meth:`halo_send`."""
         self.v["d"] = self.v["x"] - self.v["f"]
+        return self.halo_send("d")
 
     def direction(self) -> tuple:
         """(fᵀd, (L^p f)ᵀd, dᵀd, dᵀL^p d, f and d on the labeled rows) of this block."""
@@ -340,6 +360,50 @@ class GraphBlock(BlockRows):
         system = LandmarkSystem(kernels.KernelSpec(*spec), np.zeros(np.shape(rows)[0]), rows,
                                 T, None)
         return system.projection_sums(self.Xp[sel], self.F[sel])
+
+    def landmark_columns(self, spec: tuple, rows) -> int:
+        """A = [K 1] (K = K(this block's rows, ``rows``), rows × (m + 1)) kept as vector
+        "A" for the restricted form's G (a power of L taken by :meth:`lap_step` as for a
+        vector, a block of columns at a time: :meth:`columns`); returns its columns."""
+        spec = kernels.KernelSpec(*spec)
+        nb, m = self.y.size, np.shape(rows)[0]
+        A = np.empty((nb, m + 1))
+        A[:, m] = 1.0
+        zn = kernels.sqnorms(rows) if spec.name == "rbf" else None
+        b = kernels.block_rows_for(m)
+        for s in range(0, nb, b):
+            A[s:s + b, :m] = kernels.kernel_block(spec, self.Xp[s:s + b], rows, zn)
+        self.v["A"] = A
+        return m + 1
+
+    def columns(self, src: str, a: int, b: int, dst: str) -> list:
+        """Vector ``dst`` = columns [a, b) of matrix ``src``; returns its
+        :meth:`halo_send`."""
+        self.v[dst] = np.ascontiguousarray(self.v[src][:, a:b])
+        return self.halo_send(dst)
+
+    def set_columns(self, dst: str, a: int, src: str) -> None:
+        """Columns [a, a + width) of matrix ``dst`` = matrix ``src``."""
+        self.v[dst][:, a:a + self.v[src].shape[1]] = self.v[src]
+
+    def gram_of(self, left: str, right: str) -> np.ndarray:
+        """leftᵀ right over this block's rows (matrices kept by name)."""
+        return self.v[left].T @ self.v[right]
+
+    def drop(self, name: str) -> None:
+        """Free vector ``name``."""
+        self.v.pop(name, None)
+        self.h.pop(name, None)
+
+    def expansion_values(self, spec: tuple, rows, coef, b) -> None:
+        """Keep K(these rows, ``rows``) coef + b (rows × tasks) as the values of the rows
+        (the restricted form's outputs)."""
+        self.F = kernels.kernel_times(kernels.KernelSpec(*spec), self.Xp, rows,
+                                      np.asarray(coef)) + np.asarray(b)
+
+    def costs(self) -> np.ndarray:
+        """The rows' cost factors."""
+        return self.cost
 
     def values_at(self, local) -> np.ndarray:
         """The kept values (rows × tasks) of the rows ``local``."""

@@ -69,7 +69,9 @@ class RemoteRows:
 class BlockGraph:
     """The graph stage's operator (:class:`lapsvm.LocalGraph`'s methods) over a cluster's
     blocks: each per-row vector lives on the blocks, a product with L^p takes p exchanges of
-    the halo's values, each dot product a sum of the blocks' in block order."""
+    the halo's values, each dot product a sum of the blocks' in block order. The block calls
+    are fused so that a CG iteration makes p + 2 round trips: the step that makes a vector
+    returns its halo values, and the last power of a product goes on to the CG's step."""
 
     def __init__(self, graph: GraphOnBlocks, Yl: np.ndarray, cl: np.ndarray, counts):
         self.g = graph
@@ -77,14 +79,12 @@ class BlockGraph:
         self.n = graph.n
         self.Yl, self.cl = Yl, cl
         self.cuts = np.cumsum([0] + list(counts))
-
-    def _power(self, src: str, dst: str) -> None:
-        self.g.power(src, dst)
+        self.sends = None  # the halo values of the vector the next product starts from
 
     def system(self, cE_l, gamma_a: float, gamma_i: float) -> None:
         c = self.cuts
-        self.blocks.call_each("system", [(cE_l[c[b]:c[b + 1]], gamma_a, gamma_i)
-                                         for b in range(c.size - 1)])
+        self.sends = self.blocks.call_each("system", [(cE_l[c[b]:c[b + 1]], gamma_a, gamma_i)
+                                                      for b in range(c.size - 1)])
 
     def rhs_norm2(self) -> float:
         return _sum(self.blocks.call("rhs_norm2"))
@@ -92,30 +92,23 @@ class BlockGraph:
     def cg_zero(self) -> None:
         self.blocks.call("cg_zero")
 
-    def _apply(self, src: str, dst: str) -> None:
-        self._power(src, "_lp")
-        self.blocks.call("applied", src, "_lp", dst)
-
     def cg_start(self) -> tuple[float, float]:
-        self._apply("x", "q")
-        parts = self.blocks.call("cg_start")
+        parts = self.g.power("x", "_lp", self.sends, ("applied", "x", "_lp", "cg_start"))
+        self.sends = [p[2] for p in parts]
         return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
 
     def cg_apply(self) -> float:
-        self._apply("p", "q")
-        return _sum(self.blocks.call("pq"))
+        return _sum(self.g.power("p", "_lp", self.sends, ("applied", "p", "_lp", "pq")))
 
     def cg_update(self, a: float) -> tuple[float, float]:
         parts = self.blocks.call("cg_update", a)
         return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
 
     def cg_direction(self, beta: float) -> None:
-        self.blocks.call("cg_direction", beta)
+        self.sends = self.blocks.call("cg_direction", beta)
 
     def direction(self) -> tuple:
-        self.blocks.call("step")
-        self._power("d", "Ld")
-        parts = self.blocks.call("direction")
+        parts = self.g.power("d", "Ld", self.blocks.call("step"), ("direction",))
         return tuple(_sum([p[i] for p in parts]) for i in range(4)) + (
             np.concatenate([p[4] for p in parts]), np.concatenate([p[5] for p in parts]))
 
@@ -147,14 +140,26 @@ class GraphOnBlocks:
         self.blocks.call_each("halo_take", [(name, [sends[o][b] for o in range(self.B)])
                                             for b in range(self.B)])
 
-    def power(self, src: str, dst: str) -> None:
-        """dst = L^p src on every block (p halo exchanges)."""
+    def power(self, src: str, dst: str, sends=None, then=None, times=None) -> list:
+        """dst = L^p src on every block: p calls, each taking the halo's values of the last
+        power and making the next (:meth:`GraphBlock.lap_step`); ``sends``: src's
+        :meth:`GraphBlock.halo_send` from each block (None: asked first). ``then``: the call
+        each block makes after the last power (its results are returned); ``times``: a
+        power other than p."""
+        if sends is None:
+            sends = self.blocks.call("halo_send", src)
+        times = self.degree if times is None else times
         cur = src
-        for k in range(self.degree):
-            self.exchange(cur)
-            nxt = dst if k == self.degree - 1 else f"_t{k % 2}"
-            self.blocks.call("lap", cur, nxt)
+        out = None
+        for k in range(times):
+            last = k == times - 1
+            nxt = dst if last else f"_t{k % 2}"
+            out = self.blocks.call_each("lap_step", [
+                (cur, [sends[o][b] for o in range(self.B)], nxt, then if last else "send")
+                for b in range(self.B)])
+            sends = out
             cur = nxt
+        return out
 
     def knn(self, k: int, dense_rows) -> tuple[float, int]:
         """Each block's rows' k nearest other rows among all blocks (exact, as
@@ -198,6 +203,7 @@ class GraphOnBlocks:
                 np.where(d > 0, d, 1.0)), 0.0)) for d in deg])
             self.exchange("s")
         nnz = _sum(self.blocks.call("laplacian_rows", normalized, self.degree))
+        self.halo_values = int(sum(h.size for h in halos))
         return int(nnz) // 2
 
 
@@ -265,9 +271,6 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     if params["graph_weights"] == "self-tuning":
         raise ProblemError("--graph-weights self-tuning is not available on a cluster: use heat "
                            "or binary")
-    if params["landmark_fit"] == "restrict":
-        raise ProblemError("--landmark-fit restrict is not available on a cluster: the "
-                           "cluster fit is the projected form (--landmark-fit project)")
     metric, how, scale = _metric(blocks, params["graph_metric"], n, d)
     if how != "given":
         log.info("%s: graph metric %s (%s)", name, metric, how)
@@ -288,8 +291,14 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     n_lab = int(np.sum(y != 0))
     m = params["landmarks"]
     m = min(int(m), n) if m else kernels.auto_landmarks(n, n_lab, max_memory, 0)
-    log.info("%s: %d rows (%d unlabeled) on %d blocks; graph newton-CG projected on %d "
-             "landmark rows", name, n, n - n_lab, len(counts), m)
+    how_fit = params["landmark_fit"]
+    if how_fit == "auto":
+        how_fit = "restrict" if m >= n else "project"
+        log.info("%s: landmark fit %s (auto: %s)", name, how_fit,
+                 "every row is a landmark" if m >= n else "fewer landmarks than rows")
+    log.info("%s: %d rows (%d unlabeled) on %d blocks; %s on %d landmark rows", name, n,
+             n - n_lab, len(counts), "graph newton-CG projected" if how_fit == "project"
+             else "landmark newton", m)
 
     tg = time.perf_counter()
     g = GraphOnBlocks(blocks, starts, lap_deg)
@@ -303,6 +312,8 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     graph_mod.say_graph(k_nn, "exact", edges, weights, t, params["laplacian"] == "normalized",
                         lap_deg, f" on {len(counts)} blocks")
     graph_time = time.perf_counter() - tg
+    log.info("graph on the blocks %.2f s; a product with L exchanges %d halo values (%.3g per "
+             "row)", graph_time, g.halo_values, g.halo_values / n)
 
     tk = time.perf_counter()
     spec = lapsvm.kernel_spec(params, R, {"heat_width": t, "mean_distance": mean_distance})
@@ -311,42 +322,17 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     rows = kernels.landmark_rows(raw.toarray() if dense else raw, np.arange(landmarks.size))
     zn = kernels.sqnorms(rows) if spec.name == "rbf" else None
     T = kernels.nystrom_factor(spec, rows, zn)
-    fit_rows = lapsvm.projection_rows(y, landmarks)
-    local = [None] * len(counts) if fit_rows is None else [
-        fit_rows[(fit_rows >= starts[b]) & (fit_rows < starts[b + 1])] - starts[b]
-        for b in range(len(counts))]
     spec_t = (spec.name, spec.gamma, spec.degree, spec.coef0)
-    H = _sum(blocks.call_each("gram_sums", [(spec_t, rows, loc) for loc in local]))
-    system = lapsvm.LandmarkSystem.projected(spec, landmarks, rows, T, H, fit_rows, n)
-    kernel_time = time.perf_counter() - tk
-
-    ts = time.perf_counter()
-    order, tasks = binary_tasks(y)
-    stats: dict[str, list] = {}
-    for k, pos in enumerate(tasks):
-        tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
-        parts = blocks.call("task", float(pos))
-        Yl = np.concatenate([p[0] for p in parts])
-        cl = np.concatenate([p[1] for p in parts])
-        op = BlockGraph(g, Yl, cl, [p[0].size for p in parts])
-        res = lapsvm.graph_newton(op, params["gamma_a"], params["gamma_i"], hinge,
-                                  params["max_iter"] or 50, tag=tag)
-        blocks.call("keep_values", k, len(tasks))
-        log.info("%s%s: objective %.10g after %d Newton steps (%s)", tag, name, res.objective,
-                 res.iterations, res.reason)
-        for key, v in (("objective", res.objective), ("iterations", res.iterations),
-                       ("cg_iterations", res.cg_iterations)):
-            stats.setdefault(key, []).append(v)
-    rhs = _sum(blocks.call_each("projection_sums", [(spec_t, rows, T, loc) for loc in local]))
-    beta, bs = system.solve_projection(rhs, params["gamma_a"], params["bias"] > 0)
-    coef = T @ beta
-    solve_time = time.perf_counter() - ts
+    fit = _projected if how_fit == "project" else _restricted
+    coef, bs, stats, kernel_time, solve_time = fit(
+        g, name, hinge, params, y, spec, spec_t, landmarks, rows, T, tk)
+    order, _ = binary_tasks(y)
 
     model = Model(name, order, d, KernelExpansion(spec, raw, coef, bs,
                                                   unit_rows=metric == "cosine",
                                                   column_scale=scale),
                   params={p.name: {"graph_metric": metric, "knn": "exact",
-                                   "landmark_fit": "project"}.get(p.name, params[p.name])
+                                   "landmark_fit": how_fit}.get(p.name, params[p.name])
                           for p in lapsvm.PARAMS[name]}, stats=stats)
     model.stats["n_rows"] = [n]
     model.stats["n_unlabeled"] = [n - n_lab]
@@ -362,3 +348,101 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     model.stats["train_time"] = [time.perf_counter() - t0]
     model.stats["landmarks"] = [m]
     return model
+
+
+def _projected(g: GraphOnBlocks, name, hinge, params, y, spec, spec_t, landmarks, rows, T,
+               tk) -> tuple:
+    """The projected form on the blocks: the system's sums, each task's graph Newton-CG
+    (:class:`BlockGraph`), the expansion fitted to the values kept on the blocks. Returns
+    (coefficients, biases, statistics, system seconds, solve seconds)."""
+    blocks, starts, n = g.blocks, g.starts, g.n
+    B = starts.size - 1
+    fit_rows = lapsvm.projection_rows(y, landmarks)
+    local = [None] * B if fit_rows is None else [
+        fit_rows[(fit_rows >= starts[b]) & (fit_rows < starts[b + 1])] - starts[b]
+        for b in range(B)]
+    H = _sum(blocks.call_each("gram_sums", [(spec_t, rows, loc) for loc in local]))
+    system = lapsvm.LandmarkSystem.projected(spec, landmarks, rows, T, H, fit_rows, n)
+    kernel_time = time.perf_counter() - tk
+    ts = time.perf_counter()
+    _, tasks = binary_tasks(y)
+    stats: dict[str, list] = {}
+    for k, pos in enumerate(tasks):
+        tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
+        parts = blocks.call("task", float(pos))
+        Yl = np.concatenate([p[0] for p in parts])
+        cl = np.concatenate([p[1] for p in parts])
+        op = BlockGraph(g, Yl, cl, [p[0].size for p in parts])
+        res = lapsvm.graph_newton(op, params["gamma_a"], params["gamma_i"], hinge,
+                                  params["max_iter"] or 50, tag=tag)
+        blocks.call("keep_values", k, len(tasks))
+        _said(stats, tag, name, res, cg=True)
+    rhs = _sum(blocks.call_each("projection_sums", [(spec_t, rows, T, loc) for loc in local]))
+    beta, bs = system.solve_projection(rhs, params["gamma_a"], params["bias"] > 0)
+    solve_time = time.perf_counter() - ts
+    log.info("landmark system %.2f s, graph stage and expansion %.2f s (%d CG iterations)",
+             kernel_time, solve_time, sum(stats["cg_iterations"]))
+    return T @ beta, bs, stats, kernel_time, solve_time
+
+
+def _said(stats: dict, tag: str, name: str, res, cg: bool) -> None:
+    log.info("%s%s: objective %.10g after %d Newton steps (%s)", tag, name, res.objective,
+             res.iterations, res.reason)
+    for key, v in (("objective", res.objective), ("iterations", res.iterations)) + (
+            (("cg_iterations", res.cg_iterations),) if cg else ()):
+        stats.setdefault(key, []).append(v)
+
+
+def _restricted(g: GraphOnBlocks, name, hinge, params, y, spec, spec_t, landmarks, rows, T,
+                tk) -> tuple:
+    """The restricted form on the blocks: G = T̃ᵀ [K 1]ᵀ L^p [K 1] T̃ (each block's [K 1]
+    taken through the powers of L a block of columns at a time, the halo's rows exchanged as
+    for a vector), each task's landmark Newton here (the labeled rows' features gathered),
+    the values of every row kept on the blocks. Returns as :func:`_projected`."""
+    blocks, n = g.blocks, g.n
+    m1 = landmarks.size + 1
+    blocks.call("landmark_columns", spec_t, rows)
+    q, odd = divmod(g.degree, 2)
+    step = max(1, kernels.BLOCK_BYTES // max(1, 8 * n))
+    if q:
+        for a in range(0, m1, step):
+            e = min(m1, a + step)
+            g.power("_c", "_c", blocks.call("columns", "A", a, e, "_c"), times=q)
+            blocks.call("set_columns", "A", a, "_c")
+    if not odd:
+        H = _sum(blocks.call("gram_of", "A", "A"))
+    else:
+        H = np.zeros((m1, m1))
+        for a in range(0, m1, step):
+            e = min(m1, a + step)
+            g.power("_c", "_c", blocks.call("columns", "A", a, e, "_c"), times=1)
+            H[:, a:e] = _sum(blocks.call("gram_of", "A", "_c"))
+    blocks.call("drop", "A")
+    blocks.call("drop", "_c")
+    r = T.shape[1]
+    Tt = np.zeros((m1, r + 1))
+    Tt[:m1 - 1, :r] = T
+    Tt[m1 - 1, r] = 1.0
+    G = Tt.T @ (H @ Tt)
+    system = lapsvm.LandmarkSystem(spec, landmarks, rows, T, 0.5 * (G + G.T), n=n)
+    kernel_time = time.perf_counter() - tk
+    ts = time.perf_counter()
+    c = np.concatenate(blocks.call("costs"))
+    R = RemoteRows(blocks, g.starts, blocks.d, 0)
+    _, tasks = binary_tasks(y)
+    coef = np.zeros((m1 - 1, len(tasks)))
+    bs = np.zeros(len(tasks))
+    stats: dict[str, list] = {}
+    for k, pos in enumerate(tasks):
+        tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
+        Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
+        res = lapsvm.landmark_newton(system, R, Y, c, params["gamma_a"], params["gamma_i"],
+                                     params["bias"] > 0, hinge, params["max_iter"] or 50, tag)
+        coef[:, k] = T @ res.alpha
+        bs[k] = res.b
+        _said(stats, tag, name, res, cg=False)
+    blocks.call("expansion_values", spec_t, rows, coef, bs)
+    solve_time = time.perf_counter() - ts
+    log.info("landmark system %.2f s, landmark newton and the rows' values %.2f s",
+             kernel_time, solve_time)
+    return coef, bs, stats, kernel_time, solve_time

@@ -78,13 +78,18 @@ CASES = [
     ("lapsvm", {"neighbors": 8, "laplacian_degree": 2, "bias": 1}, False),
     ("laprls", {"laplacian": "unnormalized", "graph_weights": "binary", "gamma_i": 0.01}, False),
     ("lapsvm", {"graph_metric": "scaled", "kernel": "poly", "gamma": 0.5}, True),
+    ("lapsvm", {"landmark_fit": "restrict"}, False),
+    ("laprls", {"landmark_fit": "restrict", "neighbors": 8, "laplacian_degree": 3,
+                "bias": 1}, True),
+    ("lapsvm", {"landmark_fit": "restrict", "laplacian_degree": 2, "landmarks": 1000}, False),
 ]
 
 
 @pytest.mark.parametrize("algo,extra,costs", CASES)
 def test_the_fit_on_blocks_is_the_one_process_fit(algo, extra, costs):
-    """The blocks' fit (graph, kernel γ, every Newton step) gives the one-process projected
-    model: decision values on new rows within 1e-8, the training rows' values too."""
+    """The blocks' fit (graph, kernel γ, every Newton step) gives the one-process model of
+    either landmark fit (restricted: every row a landmark too, the exact problem): decision
+    values on new rows within 1e-8, the training rows' values too."""
     X, y = _moons(classes=3 if extra.get("bias") else 2)
     n = X.shape[0]
     cost = np.where(np.arange(n) % 5 == 0, 2.0, 1.0) if costs else None
@@ -125,8 +130,7 @@ def test_the_sampled_projection_on_blocks_is_the_one_process_one(monkeypatch):
 
 def test_options_the_cluster_fit_does_not_have_are_refused():
     X, y = _moons(60)
-    for extra, words in (({"graph_weights": "self-tuning"}, "self-tuning"),
-                         ({"landmark_fit": "restrict"}, "restrict")):
+    for extra, words in (({"graph_weights": "self-tuning"}, "self-tuning"),):
         p = _params("lapsvm", **extra)
         with pytest.raises(Exception, match=words):
             graph_distributed.fit_model(LocalBlocks(_blocks(X, y, [0, 30, 60]), 5), "lapsvm",
@@ -146,16 +150,19 @@ def cluster():
     c.close()
 
 
-@pytest.mark.parametrize("algo,sample", [("lapsvm", "pcmac"), ("laprls", "shuttle")])
-def test_ssl_train_cluster_is_the_one_process_projected_fit(cluster, tmp, algo, sample):
+@pytest.mark.parametrize("algo,sample,fit", [("lapsvm", "pcmac", "auto"),
+                                             ("laprls", "shuttle", "auto"),
+                                             ("lapsvm", "shuttle", "restrict")])
+def test_ssl_train_cluster_is_the_one_process_landmark_fit(cluster, tmp, algo, sample, fit):
     """ssl-train --cluster -a lapsvm|laprls: the model predicts what the one-process model
-    with --landmark-fit project predicts (values within 1e-8), and -l writes the same lines."""
+    of the same landmark fit predicts (values within 1e-8), and -l writes the same lines."""
     train, test = SAMPLES / f"{sample}.train", SAMPLES / f"{sample}.test"
     args = ["-a", algo, "--landmarks", "120", train]
-    run("ssl-train", "-q", "--check", "none", "--landmark-fit", "project", *args,
-        tmp / "local", "-l", tmp / "local.l", check=0)
-    r = run("ssl-train", "--cluster", cluster.scheduler_address, *args, tmp / "c", "-l",
-            tmp / "c.l", check=0)
+    run("ssl-train", "-q", "--check", "none", "--landmark-fit",
+        "project" if fit == "auto" else fit, *args, tmp / "local", "-l", tmp / "local.l",
+        check=0)
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, "--landmark-fit", fit, *args,
+            tmp / "c", "-l", tmp / "c.l", check=0)
     assert "on 2 blocks" in r.stderr and "--check: not made" in r.stderr
     assert (tmp / "c.l").read_text() == (tmp / "local.l").read_text()  # the labels
     for m in ("local", "c"):

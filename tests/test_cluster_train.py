@@ -98,8 +98,9 @@ def test_a_bad_row_on_a_worker_names_the_file_line(cluster, tmp):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["-a", "lapsvm"], "--cluster trains rls, svm, tsvm, da; -a lapsvm needs all its rows in "
-                       "one process: its graph or kernel couples every pair of rows"),
+    (["-a", "tvsvm"], "--cluster trains rls, svm, tsvm, da, lapsvm, laprls; -a tvsvm needs "
+                      "all its rows in one process: its graph total variation solvers run in one "
+                      "process"),
     (["-a", "usmo"], "-a usmo needs all its rows in one process: its solvers update the model "
                      "after every row or pair of rows"),
     (["--labels", "x"], "--cluster does not take --labels"),

@@ -1,0 +1,125 @@
+"""ssl-train --cluster -a lapsvm on a LocalCluster against the same fit in one process (issue
+65's benchmark of the graph family on a cluster).
+
+For a training file (bench/make_rolls.py --rows N --out DIR), runs in turn, ``--reps`` times:
+
+* ``ssl-train --cluster`` on a LocalCluster of W workers (T threads each),
+* ``ssl-train --landmark-fit project --knn exact`` in one process (numba's default threads),
+
+both ``--check none`` at the same graph and landmarks, and prints each run's wall time, the
+graph stage's and the landmark system's times, the CG iterations and the time per CG iteration
+(a "round": p + 2 round trips to every worker on the cluster), the halo values exchanged per
+product with L, and the test error of both models on DIR/test.svm; then a projection of the
+round to N machines from these measurements (on paper: see BENCHMARKS).
+
+Usage: python bench/bench_cluster_graph.py DIR [--workers 2] [--threads 1] [--landmarks 500]
+       [-k 6] [--degree 1] [--reps 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(r.stderr)
+    return time.perf_counter() - t, r.stderr
+
+
+def error(model: str, test: str) -> float:
+    r = subprocess.run([str(BIN / "ssl-predict"), test, model, "/dev/null"],
+                       capture_output=True, text=True, check=True)
+    return 100.0 - float(re.search(r"Accuracy = ([\d.]+)%", r.stderr).group(1))
+
+
+def figures(err: str) -> dict:
+    """The graph stage's figures from a --verbose log (one process or the cluster's)."""
+    out = {}
+    m = re.search(r"graph on the blocks ([\d.]+) s; a product with L exchanges (\d+) halo", err)
+    if m:
+        out["graph"], out["halo"] = float(m.group(1)), int(m.group(2))
+    m = re.search(r"landmark system ([\d.]+) s, graph stage and expansion ([\d.]+) s \((\d+) CG",
+                  err)
+    if m:
+        out["system"], out["solve"], out["cg"] = (float(m.group(1)), float(m.group(2)),
+                                                  int(m.group(3)))
+    m = re.search(r"^graph ([\d.]+) s, kernel ([\d.]+) s", err, re.M)
+    if m:
+        out["graph"], out["system"] = float(m.group(1)), float(m.group(2))
+    cg = [int(x) for x in re.findall(r"graph newton step \d+: (\d+) CG iterations", err)]
+    if cg:
+        out["cg"] = sum(cg)
+    m = re.search(r"landmark expansion fitted to the graph values \(([\d.]+) s\)", err)
+    if m:
+        out["solve"] = float(m.group(1))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--landmarks", default="500")
+    ap.add_argument("-k", default="6")
+    ap.add_argument("--degree", default="1")
+    ap.add_argument("--reps", type=int, default=1)
+    a = ap.parse_args()
+
+    import distributed
+
+    d = Path(a.dir)
+    args = ["-a", "lapsvm", "--check", "none", "--verbose", "--landmarks", a.landmarks,
+            "-k", a.k, "--laplacian-degree", a.degree, str(d / "train.svm")]
+    runs: dict[str, list] = {"cluster": [], "one process": []}
+    cluster = distributed.LocalCluster(n_workers=a.workers, threads_per_worker=a.threads,
+                                       processes=True, host="127.0.0.1",
+                                       dashboard_address=None, memory_limit=0)
+    try:
+        for rep in range(a.reps):
+            wall, err = timed([str(BIN / "ssl-train"), "--cluster", cluster.scheduler_address,
+                               *args, "/tmp/bench-cg-c.model"])
+            runs["cluster"].append((wall, figures(err)))
+            print(f"cluster rep {rep}: {wall:.1f} s {runs['cluster'][-1][1]}", flush=True)
+            wall, err = timed([str(BIN / "ssl-train"), "--landmark-fit", "project", "--knn",
+                               "exact", *args, "/tmp/bench-cg-l.model"])
+            runs["one process"].append((wall, figures(err)))
+            print(f"one process rep {rep}: {wall:.1f} s {runs['one process'][-1][1]}",
+                  flush=True)
+    finally:
+        cluster.close()
+    test = str(d / "test.svm")
+    errs = {"cluster": error("/tmp/bench-cg-c.model", test),
+            "one process": error("/tmp/bench-cg-l.model", test)}
+
+    def med(kind, key):
+        vals = [f[key] for _, f in runs[kind] if key in f]
+        return statistics.median(vals) if vals else float("nan")
+
+    print()
+    print("| run | wall (s) | graph (s) | landmark system (s) | graph stage (s) | CG its | "
+          "per CG iteration (ms) | test error |")
+    print("|---|---|---|---|---|---|---|---|")
+    for kind in runs:
+        wall = statistics.median(w for w, _ in runs[kind])
+        cg = med(kind, "cg")
+        print(f"| {kind}{f', {a.workers} × {a.threads} thread' if kind == 'cluster' else ''} "
+              f"| {wall:.1f} | {med(kind, 'graph'):.1f} | {med(kind, 'system'):.1f} | "
+              f"{med(kind, 'solve'):.1f} | {cg:.0f} | {1e3 * med(kind, 'solve') / cg:.2f} | "
+              f"{errs[kind]:.2f} % |")
+    print(f"\nhalo values exchanged per product with L: {med('cluster', 'halo'):.0f}")
+
+
+if __name__ == "__main__":
+    main()
