@@ -85,41 +85,50 @@ class GraphBlock(BlockRows):
     def nearest_sqdist(self, A, skip, kk: int) -> np.ndarray:
         """The ``kk`` smallest squared distances (fast formula, at least 0) from each row of A
         to this block's rows, a row of A never compared with itself (``skip``: its global row,
-        or -1): inf where this block has fewer (:func:`graph.neighbour_contrast`'s part)."""
-        D = np.maximum(kernels.sqnorms(A)[:, None] + self.xn[None, :]
-                       - 2.0 * kernels.dot_block(A, self.Xp), 0.0)
+        or -1): inf where this block has fewer (:func:`graph.neighbour_contrast`'s part), over
+        blocks of this block's rows."""
+        sa = kernels.sqnorms(A)
         skip = np.asarray(skip, dtype=np.int64) - self.first_row
-        own = (skip >= 0) & (skip < self.y.size)
-        D[np.flatnonzero(own), skip[own]] = np.inf
-        out = np.full((D.shape[0], kk), np.inf)
-        t = min(kk, D.shape[1])
-        if t:
-            out[:, :t] = np.partition(D, t - 1, axis=1)[:, :t] if t < D.shape[1] else D
-        return out
+        best = np.full((A.shape[0], kk), np.inf)
+        nb = self.y.size
+        step = kernels.block_rows_for(A.shape[0])
+        for s in range(0, nb, step):
+            e = min(nb, s + step)
+            D = np.maximum(sa[:, None] + self.xn[None, s:e]
+                           - 2.0 * kernels.dot_block(A, self.Xp[s:e]), 0.0)
+            own = (skip >= s) & (skip < e)
+            D[np.flatnonzero(own), skip[own] - s] = np.inf
+            best = np.partition(np.concatenate([best, D], axis=1), kk - 1, axis=1)[:, :kk]
+        return best
 
     def candidates(self, Q, qfirst: int, kk: int) -> tuple[np.ndarray, np.ndarray]:
         """Each row of Q's (rows ``qfirst``... of the data) ``kk`` nearest rows of this block
         by the fast formula (ties by index; a row never its own), with their squared distances
         recomputed from the differences (:func:`graph.exact_sqdist`): (global indices,
-        squared distances), q × min(kk, the rows it may have)."""
+        squared distances), q × min(kk, the rows it may have). Q is taken in blocks of rows
+        (:func:`kernels.block_rows_for`): one block of distances held at a time."""
         from ssl_svm.solvers import graph_numba
 
         nb = self.y.size
-        D = kernels.dot_block(Q, self.Xp)
-        D *= -2.0
-        D += kernels.sqnorms(Q)[:, None]
-        D += self.xn[None, :]
-        q = D.shape[0]
+        q = Q.shape[0]
         same = qfirst == self.first_row
-        if same:
-            r = np.arange(q)
-            D[r, r] = np.inf
         t = min(kk, nb - 1 if same else nb)
         cand = np.empty((q, max(t, 0)), dtype=np.int64)
         if t <= 0:
             return cand, np.empty((q, 0))
-        graph_numba.smallest(D, cand)
-        del D
+        qn = kernels.sqnorms(Q)
+        step = kernels.block_rows_for(nb)
+        for s in range(0, q, step):
+            e = min(q, s + step)
+            D = kernels.dot_block(Q[s:e], self.Xp)
+            D *= -2.0
+            D += qn[s:e, None]
+            D += self.xn[None, :]
+            if same:
+                r = np.arange(e - s)
+                D[r, s + r] = np.inf
+            graph_numba.smallest(D, cand[s:e])
+            del D
         cd = graph_mod.exact_sqdist(Q, np.arange(q), cand, self.Xp)
         return cand + self.first_row, cd
 

@@ -237,20 +237,26 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     return c
 
 
-def write_transductive(training: ClusterTraining, m, out, values: bool) -> int:
-    """The unlabeled rows' predictions, in row order, block by block into ``out`` (one
-    block's lines here at a time): the linear model's values there, or the graph fit's values
-    kept there (the transductive solution, as in one process). Returns the rows written."""
-    from ssl_svm.formats.predictions import format_lines
-
+def unlabeled_values(training: ClusterTraining, m):
+    """The unlabeled rows' decision values (rows × functions), block by block in row order:
+    the linear model's values there, or the graph fit's values kept there (the transductive
+    solution, as in one process)."""
     blocks = training.blocks
     fn = m.function
-    n = 0
     for b in range(len(blocks.layout)):
         rows = blocks.call_one(b, "unlabeled_rows")
         if rows.size:
-            F = (blocks.call_one(b, "values_at", rows) if m.algorithm in GRAPH else
-                 blocks.call_one(b, "predict_rows", fn.W, fn.b, rows))
-            out.write(format_lines(m, F, values))
-            n += rows.size
+            yield (blocks.call_one(b, "values_at", rows) if m.algorithm in GRAPH else
+                   blocks.call_one(b, "predict_rows", fn.W, fn.b, rows))
+
+
+def write_transductive(training: ClusterTraining, m, out, values: bool) -> int:
+    """The unlabeled rows' predictions (:func:`unlabeled_values`), in row order, into ``out``
+    (one block's lines here at a time). Returns the rows written."""
+    from ssl_svm.formats.predictions import format_lines
+
+    n = 0
+    for F in unlabeled_values(training, m):
+        out.write(format_lines(m, F, values))
+        n += F.shape[0]
     return n

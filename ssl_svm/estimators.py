@@ -34,6 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ssl_svm import pipeline, training, trust
+from ssl_svm.cluster import ALGORITHMS as CLUSTER_ALGORITHMS
 from ssl_svm.exceptions import DataError, SolverWarning, UncheckedWarning, warn
 from ssl_svm.formats import LABEL_MAX
 from ssl_svm.formats.svmlight import Dataset
@@ -342,23 +343,61 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
         if check not in trust.CHECKS:
             raise ValueError(f"{type(self).__name__}(check={check!r}): one of "
                              f"{', '.join(map(repr, trust.CHECKS))}")
+        address = getattr(self, "cluster", None)
         with _solver_context(self.verbose, self.n_jobs, algo):
-            prepared = training.prepare(algo, data, keep_unlabeled=True)
-            prepared.codes = codes
-            result = pipeline.train(prepared, pipeline.Request(
-                algo, params, run, probability=self._probability(), seed=seed, init=init,
-                init_source="the previous fit", check=check, source=None,
-                on_skip=lambda why: warn(
-                    f"{type(self).__name__}: not checked against the supervised svm: {why}",
-                    UncheckedWarning),
-                transductive=True, verbose=bool(self.verbose)))
-            model, self.check_, F_unl = result.model, result.check, result.values
+            if address is not None:
+                model, self.check_, F_unl = self._fit_on_cluster(address, params, data, codes,
+                                                                 check, seed, init)
+            else:
+                prepared = training.prepare(algo, data, keep_unlabeled=True)
+                prepared.codes = codes
+                result = pipeline.train(prepared, pipeline.Request(
+                    algo, params, run, probability=self._probability(), seed=seed, init=init,
+                    init_source="the previous fit", check=check, source=None,
+                    on_skip=lambda why: warn(
+                        f"{type(self).__name__}: not checked against the supervised svm: "
+                        f"{why}", UncheckedWarning),
+                    transductive=True, verbose=bool(self.verbose)))
+                model, self.check_, F_unl = result.model, result.check, result.values
         self._set_fitted(model, classes, label_index)
         transduction = np.empty(y.size, dtype=classes.dtype)
         transduction[~unl] = y[~unl]
         transduction[unl] = self._labels_of(model.labels_from_values(F_unl))
         self.transduction_ = transduction
         return self
+
+    def _fit_on_cluster(self, address, params, data, codes, check, seed, init) -> tuple:
+        """The fit with the rows on a Dask cluster's workers (``cluster=``, as ssl-train
+        --cluster): (model, check, the unlabeled rows' values). A lost worker's rows are
+        shipped again to the workers left and the fit starts over (at most 3 times)."""
+        from ssl_svm import cluster, transport
+
+        algo = self._algo()
+        name = type(self).__name__
+        if self._probability():
+            raise ValueError(f"{name}(probability=True) with cluster=: calibrate a fit on a "
+                             "sample of the rows in one process")
+        if init is not None:
+            warn(f"{name}: warm_start has no effect with cluster=; fitting from scratch",
+                 SolverWarning)
+        client, own = transport.client_of(address)
+
+        def work(blocks):
+            prepared = cluster.prepare(blocks, algo, "X")
+            prepared.codes = codes
+            result = pipeline.train(prepared, pipeline.Request(algo, params, check=check,
+                                                               seed=seed, source=None))
+            F = list(cluster.unlabeled_values(prepared, result.model))
+            k = result.model.n_functions
+            return result.model, result.check, np.vstack(F) if F else np.zeros((0, k))
+
+        try:
+            return transport.run_on(client, lambda lost: transport.load_rows(
+                client, data.X, data.y, data.cost, "X", lost, cluster.block_kind(algo.name)),
+                work)
+        finally:
+            if own:
+                client.close()
 
     def _probability(self) -> bool:
         return bool(self.probability)
@@ -573,6 +612,8 @@ def _parameters(algo) -> list[tuple[str, object, object]]:
         out.append(("max_memory", None, None))
     if algo.uses_unlabeled and not algo.positive_unlabeled:
         out.append(("check", "auto", None))
+    if algo.name in CLUSTER_ALGORITHMS:
+        out.append(("cluster", None, None))
     return out
 
 
@@ -611,6 +652,9 @@ _COMMON_DOC = {
     "verbose": "print the solver's progress on stderr",
     "max_memory": "memory allowed for n×n matrices, e.g. '2G' or a number of MiB (default: "
                   "half the RAM)",
+    "cluster": "a Dask scheduler's address ('tcp://HOST:8786') or a distributed.Client: "
+               "the rows go to its workers and the fit runs there, as ssl-train --cluster "
+               "(rls, svm, tsvm, da; lapsvm and laprls in their landmark form); None: here",
     "check": "after the fit, cross-validate it and the supervised svm on the same folds of "
              "the labeled rows, compare their labels of the unlabeled rows, and say the "
              "verdict: harm proven (UnlabeledHurtWarning), no harm (nothing said), or "

@@ -113,7 +113,8 @@ class _Forward(logging.Handler):
 
 
 # what a client may ask of a host, and of the blocks it holds: nothing else is looked up
-HOST_METHODS = frozenset({"call", "call_each", "drive", "read_range", "receive", "finish",
+HOST_METHODS = frozenset({"call", "call_each", "drive", "read_range", "receive",
+                          "receive_rows", "finish",
                           "echo", "memory", "bye"})
 # how long a client waits for a host to put its worker's settings back when it leaves
 BYE_SECONDS = 10.0
@@ -436,6 +437,19 @@ class BlockHost:
         if part.n_rows:
             self.pieces.setdefault(slot, []).append(part)
 
+    def receive_rows(self, slot: int, X, y, cost, name: str) -> None:
+        """Rows shipped as arrays (CSR X, labels, cost factors) into block ``slot``'s parts."""
+        import scipy.sparse as sp
+
+        from ssl_svm.formats.svmlight import Dataset
+
+        if not (sp.issparse(X) and isinstance(y, np.ndarray) and isinstance(cost, np.ndarray)
+                and y.shape == cost.shape == (X.shape[0],)):
+            raise channel.WireError("receive_rows: a CSR matrix and two vectors of its rows")
+        self.pieces.setdefault(slot, []).append(
+            Dataset(X, y.astype(np.float64), cost.astype(np.float64),
+                    np.zeros(X.shape[0], np.int64), name))
+
     def finish(self, slot: int, name: str, unlabeled: bool, first_row: int = 0) -> dict:
         """Block ``slot`` from the pieces received; returns its summary."""
         return self._store(slot, self.pieces.pop(slot, []), name, unlabeled, first_row)
@@ -693,6 +707,64 @@ def _hosts(client, futs, addresses) -> list:
             pass
 
 
+def client_of(cluster) -> tuple:
+    """(a dask.distributed Client, whether it is this call's to close) for ``cluster``: a
+    Client as it is, or a scheduler address ('tcp://HOST:8786') connected to within 20 s."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ImportError("cluster= needs Dask: pip install 'dask[distributed]'") from None
+    if isinstance(cluster, Client):
+        return cluster, False
+    if not isinstance(cluster, str):
+        raise TypeError(f"cluster must be a scheduler address or a distributed.Client, not "
+                        f"{type(cluster).__name__}")
+    try:
+        return Client(cluster, timeout="20s"), True
+    except (OSError, TimeoutError, ValueError, TypeError) as e:
+        raise DataError(cluster, f"cannot connect to the Dask scheduler: {e}") from None
+
+
+def _open(client, lost, kind: str) -> ClusterBlocks:
+    """One block host of type ``kind`` on each of the cluster's workers not in ``lost``,
+    connected (no blocks yet)."""
+    workers = _workers(client, lost, WORKER_WAIT if lost else 0.0)
+    futs = [client.submit(BlockHost, nthreads, kind, actor=True, workers=[addr],
+                          allow_other_workers=False, pure=False) for addr, nthreads in workers]
+    addresses = [a for a, _ in workers]
+    blocks = ClusterBlocks(_hosts(client, futs, addresses), addresses, client.security)
+    blocks.futures = futs
+    return blocks
+
+
+# rows of an array shipped to a host in one message (load_rows)
+PIECE_BYTES = 64 << 20
+
+
+def load_rows(client, X, y, cost, name: str = "X", lost=frozenset(),
+              kind: str = "linear") -> ClusterBlocks:
+    """Rows held here (X CSR, labels y in internal codes with 0 = unlabeled, cost factors)
+    onto the cluster's workers (those not in ``lost``) as blocks of type ``kind``: one part
+    of consecutive rows per worker, shipped in pieces of about :data:`PIECE_BYTES`. Returns
+    the blocks, with ``summaries`` attached, as :func:`load`."""
+    blocks = _open(client, lost, kind)
+    W = len(blocks.addresses)
+    n = X.shape[0]
+    per_row = 12.0 * X.nnz / max(n, 1) + 24.0
+    piece = max(1, int(PIECE_BYTES // per_row))
+    cuts = [n * k // W for k in range(W + 1)]
+    for h in range(W):
+        for a in range(cuts[h], cuts[h + 1], piece):
+            e = min(cuts[h + 1], a + piece)
+            blocks.request([(h, "receive_rows", (0, X[a:e], y[a:e], cost[a:e], name))])
+        blocks.layout.append((h, 0))
+    blocks.summaries = blocks.request([(h, "finish", (0, name, False, cuts[h]))
+                                       for h in range(W)])
+    for h, s in enumerate(blocks.summaries):
+        s["first_row"] = cuts[h]
+    return blocks
+
+
 def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
          lost=frozenset(), kind: str = "linear") -> ClusterBlocks:
     """Read ``files`` [(path, all rows unlabeled)] onto the cluster's workers (those not in
@@ -701,13 +773,9 @@ def load(client, files: list[tuple[str, bool]], zero_based: bool, say=log.info,
     attached."""
     from ssl_svm.solvers.host.pools import available_cpus
 
-    workers = _workers(client, lost, WORKER_WAIT if lost else 0.0)
-    W = len(workers)
-    futs = [client.submit(BlockHost, nthreads, kind, actor=True, workers=[addr],
-                          allow_other_workers=False, pure=False) for addr, nthreads in workers]
-    addresses = [a for a, _ in workers]
-    blocks = ClusterBlocks(_hosts(client, futs, addresses), addresses, client.security)
-    blocks.futures = futs
+    blocks = _open(client, lost, kind)
+    addresses = blocks.addresses
+    W = len(addresses)
     summaries = []
     slot_of = [0] * W
     first_row = 0
@@ -811,11 +879,17 @@ def run(client, files: list[tuple[str, bool]], zero_based: bool, work, say=log.i
     so the result is the one a run on those workers alone gives: never a mix of two layouts.
     Returns ``work``'s result; the blocks are released either way. A lost worker beyond the
     restarts, or with none left, is the :class:`WorkerLost` (a one-line error)."""
+    return run_on(client, lambda lost: load(client, files, zero_based, say, lost, kind), work)
+
+
+def run_on(client, loader, work):
+    """:func:`run` with the rows put on the workers by ``loader(lost)`` (a function of the
+    lost workers' addresses returning the blocks: :func:`load`, :func:`load_rows`)."""
     lost: set[str] = set()
     for attempt in range(RESTARTS + 1):
         blocks = None
         try:
-            blocks = load(client, files, zero_based, say, frozenset(lost), kind)
+            blocks = loader(frozenset(lost))
             return work(blocks)
         except WorkerLost as e:
             lost.add(e.where)

@@ -220,3 +220,36 @@ def test_a_worker_lost_mid_graph_fit_is_a_restart_or_one_line(tmp):
     else:
         assert p.returncode == 1 and err.strip().splitlines()[-1].startswith(
             "ssl-train: error: "), err
+
+
+@pytest.mark.parametrize("name,kw", [("LapSVM", {"landmarks": 80, "landmark_fit": "project"}),
+                                     ("LapRLS", {"landmarks": 80, "landmark_fit": "restrict"}),
+                                     ("TSVM", {"lam": 1e-3})])
+def test_estimators_fit_on_a_cluster_as_here(cluster, name, kw):
+    """cluster=ADDRESS: the rows go to the workers as arrays and the fit runs there; the
+    estimator predicts as the one fitted here (within 1e-8) and labels the unlabeled rows
+    alike."""
+    import ssl_svm
+
+    X, y = _moons(300, seed=3)
+    y = np.where(y == 0, -1, y)
+    cls = getattr(ssl_svm, name)
+    here = cls(**kw, check="none").fit(X, y)
+    there = cls(**kw, check="none", cluster=cluster.scheduler_address).fit(X, y)
+    Xt, _ = _moons(100, seed=5)
+    np.testing.assert_allclose(there.decision_function(Xt), here.decision_function(Xt),
+                               rtol=0, atol=1e-8)
+    assert np.array_equal(there.transduction_, here.transduction_)
+    assert there.get_params()["cluster"] == cluster.scheduler_address
+
+
+def test_estimator_cluster_errors_are_typed():
+    import ssl_svm
+
+    X, y = _moons(60)
+    y = np.where(y == 0, -1, y)
+    with pytest.raises(TypeError, match="scheduler address"):
+        ssl_svm.LapSVM(cluster=5, check="none").fit(X, y)
+    with pytest.raises(ValueError, match="probability=True"):
+        ssl_svm.SVM(cluster="tcp://127.0.0.1:1", probability=True).fit(X, y)
+    assert "cluster" not in ssl_svm.TVSVM().get_params()
