@@ -14,10 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.csgraph
 
 from ssl_svm.solvers import graph as graph_mod
 from ssl_svm.solvers import kernels
 from ssl_svm.solvers.blocks import BlockRows
+
+
+def _nb():
+    from ssl_svm.solvers import lapsvm_numba
+
+    return lapsvm_numba
 
 
 class GraphBlock(BlockRows):
@@ -174,7 +181,7 @@ class GraphBlock(BlockRows):
         key = r * np.int64(self.n) + c
         order = np.argsort(key, kind="stable")
         key, w = key[order], w[order]
-        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else key
         wmax = np.maximum.reduceat(w, first) if w.size else w
         key = key[first]
         rr, cc = key // self.n, key % self.n
@@ -207,8 +214,19 @@ class GraphBlock(BlockRows):
         return [x[s] for s in self.sends]
 
     def halo_take(self, name: str, parts: list) -> None:
-        """Vector ``name``'s values on the halo rows, from the blocks in order."""
-        self.h[name] = (np.concatenate(parts) if parts else np.zeros(0)).astype(np.float64)
+        """Vector ``name``'s values on the halo rows, from the blocks in order (into the
+        graph stage's buffer of a vector: a Dask worker's allocator maps every large array
+        afresh, so the CG's vectors are allocated once)."""
+        parts = [p for p in parts if len(p)]
+        if self.v[name].ndim == 1 and self.halo.size:
+            out = self.h.get(name)
+            if out is None or out.shape != (self.halo.size,):
+                out = self.h[name] = np.empty(self.halo.size)
+            if parts:
+                np.concatenate(parts, out=out)
+            return
+        self.h[name] = (np.concatenate(parts) if parts else
+                        np.zeros((0,) + self.v[name].shape[1:])).astype(np.float64)
 
     def laplacian_rows(self, normalized: bool, degree: int) -> int:
         """This block's rows of L (``I - D^{-1/2} W D^{-1/2}`` or ``D - W``, as
@@ -235,17 +253,47 @@ class GraphBlock(BlockRows):
                            (np.concatenate([rows, ar]), np.concatenate([local, ar]))),
                           shape=(nb, nb + self.halo.size))
         L.sum_duplicates()
-        L.sort_indices()
-        self.L = L
         self.degree = int(degree)
         self.dL = L.diagonal() ** self.degree
+        # the rows renumbered by reverse Cuthill-McKee of their own edges (as
+        # lapsvm.local_order): the products then read mostly nearby values, not scattered
+        # ones; order[i] is the local row that row i of L is, and L's own columns follow it
+        own = L[:, :nb].tocsr()
+        self.order = (scipy.sparse.csgraph.reverse_cuthill_mckee(
+            own + own.T, symmetric_mode=True).astype(np.int64) if nb else np.zeros(0, np.int64))
+        inv = np.empty(nb, np.int64)
+        inv[self.order] = np.arange(nb)
+        P = L[self.order].tocsr()
+        idx = P.indices.astype(np.int64)
+        P.indices = np.where(idx < nb, inv[np.minimum(idx, nb - 1)], idx).astype(P.indices.dtype)
+        P.has_sorted_indices = False
+        P.sort_indices()
+        self.L = P
         return int(W.nnz)
 
     # ----------------------------------------------------------------- the graph stage
 
     def lap(self, src: str, dst: str) -> None:
-        """dst = L src on this block's rows (src's halo taken)."""
-        self.v[dst] = self.L @ np.concatenate([self.v[src], self.h[src]])
+        """dst = L src on this block's rows (src's halo taken): gathered into L's row order
+        (:attr:`order`), the product by rows on every thread, scattered back; a vector in
+        place."""
+        x = self.v[src]
+        nb = self.y.size
+        if x.ndim == 2:
+            out = np.empty_like(x)
+            out[self.order] = self.L @ np.concatenate([x[self.order], self.h[src]])
+            self.v[dst] = out
+            return
+        ext = self.ext
+        np.take(x, self.order, out=ext[:nb])
+        if self.halo.size:
+            ext[nb:] = self.h[src]
+        out = self.v.get(dst)
+        if out is None or out.shape != (nb,) or out is x:
+            out = self.v[dst] = np.empty(nb)
+        L = self.L
+        _nb().csr_vec(L.indptr, L.indices, L.data, ext, self.tmp)
+        out[self.order] = self.tmp
 
     def lap_step(self, src: str, parts: list, dst: str, then):
         """One power of a product with L^p in one call: src's halo from ``parts``
@@ -262,18 +310,23 @@ class GraphBlock(BlockRows):
 
     def task(self, pos: float) -> tuple:
         """The binary task whose positive class is ``pos`` (one-vs-rest: Y = ±1 on labeled
-        rows, 0 elsewhere); f = L^p f = 0. Returns (Y, c) on the labeled rows."""
+        rows, 0 elsewhere); f = L^p f = 0, the CG's vectors allocated. Returns (Y, c) on the
+        labeled rows."""
         y = self.y
         self.Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
         self.lab = np.flatnonzero(y != 0)
         nb = y.size
-        self.v["f"] = np.zeros(nb)
-        self.v["Lf"] = np.zeros(nb)
+        for name in ("f", "Lf", "x", "r", "z", "p", "q", "d", "Ld", "_lp", "_t0", "_t1"):
+            self.v[name] = np.zeros(nb)
+        self.ext = np.empty(nb + self.halo.size)
+        self.tmp = np.empty(nb)
+        self.partial = np.empty(max(1, -(-nb // _nb().CG_BLOCK)))
+        self.partial2 = np.empty((self.partial.size, 2))
         return self.Y[self.lab], self.cost[self.lab]
 
-    def system(self, cE_l, gamma_a: float, gamma_i: float) -> None:
+    def system(self, cE_l, gamma_a: float, gamma_i: float) -> list:
         """:meth:`lapsvm.LocalGraph.system` on this block's rows (``cE_l``: its labeled
-        rows')."""
+        rows'); returns x's :meth:`halo_send`."""
         nb = self.y.size
         cE = np.zeros(nb)
         cE[self.lab] = cE_l
@@ -282,49 +335,52 @@ class GraphBlock(BlockRows):
         self.rhs = cE * self.Y
         self.diag = cE + gamma_a
         self.gamma_i = gamma_i
-        self.v["x"] = self.v["f"].copy()
+        self.v["x"][:] = self.v["f"]
         return self.halo_send("x")
 
+    def _dot(self, a, b) -> float:
+        return _nb().blocked_dot(a, b, self.partial)
+
     def rhs_norm2(self) -> float:
-        return float(self.rhs @ self.rhs)
+        return self._dot(self.rhs, self.rhs)
 
     def cg_zero(self) -> None:
-        self.v["x"] = np.zeros(self.y.size)
+        self.v["x"][:] = 0.0
 
     def applied(self, src: str, power: str, then: str):
         """q = diag ∘ src + γ_I ``power`` (power = L^p src, made by :meth:`lap`), then
         :meth:`cg_start` or :meth:`pq` (``then``), whose result is returned."""
-        self.v["q"] = self.diag * self.v[src] + self.gamma_i * self.v[power]
+        q = self.v["q"]
+        np.multiply(self.diag, self.v[src], out=q)
+        _nb().axpy(self.gamma_i, self.v[power], q)
         return self.cg_start() if then == "cg_start" else self.pq()
 
     def cg_start(self) -> tuple:
         """r = rhs - q (q = A x), z = M⁻¹r, p = z; returns (rᵀz, rᵀr) of this block and p's
         :meth:`halo_send`."""
         v = self.v
-        v["r"] = self.rhs - v["q"]
-        v["z"] = self.dinv * v["r"]
-        v["p"] = v["z"].copy()
-        return float(v["r"] @ v["z"]), float(v["r"] @ v["r"]), self.halo_send("p")
+        np.subtract(self.rhs, v["q"], out=v["r"])
+        np.multiply(self.dinv, v["r"], out=v["z"])
+        v["p"][:] = v["z"]
+        return self._dot(v["r"], v["z"]), self._dot(v["r"], v["r"]), self.halo_send("p")
 
     def pq(self) -> float:
-        return float(self.v["p"] @ self.v["q"])
+        return self._dot(self.v["p"], self.v["q"])
 
     def cg_update(self, a: float) -> tuple:
+        """x += a p, r -= a q, z = M⁻¹r; returns (rᵀz, rᵀr) of this block."""
         v = self.v
-        v["x"] += a * v["p"]
-        v["r"] -= a * v["q"]
-        v["z"] = self.dinv * v["r"]
-        return float(v["r"] @ v["z"]), float(v["r"] @ v["r"])
+        return _nb().cg_update(v["x"], v["r"], v["z"], v["p"], v["q"], self.dinv, a,
+                               self.partial2)
 
     def cg_direction(self, beta: float) -> list:
         """p = z + β p; returns p's :meth:`halo_send`."""
-        v = self.v
-        v["p"] = v["z"] + beta * v["p"]
+        _nb().cg_direction(self.v["p"], self.v["z"], beta)
         return self.halo_send("p")
 
     def step(self) -> list:
         """d = x - f; returns d's :meth:`halo_send`."""
-        self.v["d"] = self.v["x"] - self.v["f"]
+        np.subtract(self.v["x"], self.v["f"], out=self.v["d"])
         return self.halo_send("d")
 
     def direction(self) -> tuple:
@@ -336,8 +392,8 @@ class GraphBlock(BlockRows):
 
     def move(self, t: float) -> None:
         v = self.v
-        v["f"] += t * v["d"]
-        v["Lf"] += t * v["Ld"]
+        _nb().axpy(t, v["d"], v["f"])
+        _nb().axpy(t, v["Ld"], v["Lf"])
 
     def norms(self) -> tuple:
         v = self.v

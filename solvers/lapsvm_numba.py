@@ -164,3 +164,21 @@ def cg_update(x, r, z, p, q, dinv, a, partial):
 def cg_direction(p, z, beta):
     for i in prange(p.size):
         p[i] = z[i] + beta * p[i]
+
+
+@njit(parallel=True, cache=True)
+def axpy(a, x, y):
+    """y += a x in place, on every thread."""
+    for i in prange(y.size):
+        y[i] += a * x[i]
+
+
+@njit(parallel=True, cache=True)
+def csr_vec(indptr, indices, data, x, out):
+    """out = A x for A in CSR (indptr, indices, data) and a vector x, by rows on every
+    thread."""
+    for i in prange(out.size):
+        acc = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            acc += data[t] * x[indices[t]]
+        out[i] = acc
