@@ -85,6 +85,16 @@ class BlockRows:
         self.y = y
         self._changed()
 
+    def predict_rows(self, W, b, rows) -> np.ndarray:
+        """Decision values (rows × functions) of a linear model at the block's local rows
+        ``rows``."""
+        X = self.X[np.asarray(rows, dtype=np.int64)]
+        return np.asarray(X @ W) + b
+
+    def unlabeled_rows(self) -> np.ndarray:
+        """The block's unlabeled rows (local indices)."""
+        return np.flatnonzero(self.y == 0)
+
 
 class Block(BlockRows):
     """Rows ``first_row``... of the training data (X CSR, y labels in internal codes, 0 =
@@ -449,11 +459,6 @@ class Block(BlockRows):
 
     # ----------------------------------------------------------------- outputs
 
-    def predict_rows(self, W, b, rows) -> np.ndarray:
-        """Decision values (rows × functions) of the block's local rows ``rows``."""
-        X = self.X[np.asarray(rows, dtype=np.int64)]
-        return np.asarray(X @ W) + b
-
     def labels_at(self, rows) -> np.ndarray:
         """The labels of the block's rows ``rows``."""
         return self.y[np.asarray(rows, dtype=np.int64)]
@@ -462,9 +467,6 @@ class Block(BlockRows):
         """The labels of the labeled rows in view, in row order."""
         return self.yv[self.yv != 0]
 
-    def unlabeled_rows(self) -> np.ndarray:
-        """The block's unlabeled rows (local indices)."""
-        return np.flatnonzero(self.y == 0)
 
 
 def _spread(s: np.ndarray, k: int) -> np.ndarray:

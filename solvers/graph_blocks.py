@@ -35,6 +35,31 @@ class GraphBlock(BlockRows):
         super().__init__(X, y, cost, first_row, threads)
         self.v: dict[str, np.ndarray] = {}  # per-row vectors of the graph stage, by name
         self.h: dict[str, np.ndarray] = {}  # their values on the halo rows
+        self.yv = self.y
+
+    def _changed(self) -> None:
+        self.yv = self.y
+
+    def set_view(self, held_out) -> int:
+        """Fit with the labels of the local rows ``held_out`` hidden (a cross-validation
+        fold: the rows stay in the graph, unlabeled); None: every label. Returns the rows."""
+        self.yv = self.y.copy()
+        if held_out is not None:
+            self.yv[np.asarray(held_out, dtype=np.int64)] = 0.0
+        return int(self.y.size)
+
+    def labeled_in_view(self) -> np.ndarray:
+        """The rows whose labels the fit sees (local, ascending)."""
+        return np.flatnonzero(self.yv != 0)
+
+    def labels_of_labeled(self) -> np.ndarray:
+        """Their labels, in row order."""
+        return self.yv[self.yv != 0]
+
+    def labeled_rows(self, rows) -> tuple:
+        """(X, y, cost) of the local rows ``rows`` as read (the svm baseline's rows)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return self.X[rows], self.y[rows], self.cost[rows]
 
     def place(self, first_row: int, n: int) -> int:
         """This block's rows are ``first_row``... of ``n``; returns its row count."""
@@ -43,8 +68,9 @@ class GraphBlock(BlockRows):
         return int(self.y.size)
 
     def labels(self) -> np.ndarray:
-        """The labels of every row (internal codes, 0 = unlabeled)."""
-        return self.y
+        """The labels the fit sees of every row (internal codes, 0 = unlabeled; a fold's
+        hidden, :meth:`set_view`)."""
+        return self.yv
 
     # ----------------------------------------------------------------- the rows the graph sees
 
@@ -312,7 +338,7 @@ class GraphBlock(BlockRows):
         """The binary task whose positive class is ``pos`` (one-vs-rest: Y = ±1 on labeled
         rows, 0 elsewhere); f = L^p f = 0, the CG's vectors allocated. Returns (Y, c) on the
         labeled rows."""
-        y = self.y
+        y = self.yv
         self.Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
         self.lab = np.flatnonzero(y != 0)
         nb = y.size
@@ -470,10 +496,21 @@ class GraphBlock(BlockRows):
         """The rows' cost factors."""
         return self.cost
 
+    def stash_values(self) -> None:
+        """Keep the values of the rows (the fit's) aside while the check's folds solve."""
+        self.F_fit = self.F
+
+    def restore_values(self) -> None:
+        """The values kept aside by :meth:`stash_values` back."""
+        self.F = self.F_fit
+
     def values_at(self, local) -> np.ndarray:
         """The kept values (rows × tasks) of the rows ``local``."""
         return self.F[np.asarray(local, dtype=np.int64)]
 
-    def unlabeled_rows(self) -> np.ndarray:
-        """The block's unlabeled rows (local indices)."""
-        return np.flatnonzero(self.y == 0)
+    def expansion_at(self, spec: tuple, rows, coef, b, local) -> np.ndarray:
+        """K(the rows ``local``, ``rows``) coef + b: a kernel expansion's decision values
+        (rows × tasks) at this block's rows, as the graph sees them."""
+        return kernels.kernel_times(kernels.KernelSpec(*spec),
+                                    self.Xp[np.asarray(local, dtype=np.int64)], rows,
+                                    np.asarray(coef)) + np.asarray(b)

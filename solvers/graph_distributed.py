@@ -253,7 +253,7 @@ def _contrast(blocks, R: RemoteRows, dense: bool) -> float:
 
 
 def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = True,
-              max_memory: int | None = None) -> Model:
+              max_memory: int | None = None, keep: bool = False) -> Model:
     """``name`` (lapsvm or laprls) on the blocks' rows with ``params``, in internal label
     codes (``labels``: the classes): the model one process fits on the same rows with
     ``landmark_fit`` project (its expansion on the landmark rows; the values on the training
@@ -323,17 +323,17 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     zn = kernels.sqnorms(rows) if spec.name == "rbf" else None
     T = kernels.nystrom_factor(spec, rows, zn)
     spec_t = (spec.name, spec.gamma, spec.degree, spec.coef0)
-    fit = _projected if how_fit == "project" else _restricted
-    coef, bs, stats, kernel_time, solve_time = fit(
-        g, name, hinge, params, y, spec, spec_t, landmarks, rows, T, tk)
-    order, _ = binary_tasks(y)
-
-    model = Model(name, order, d, KernelExpansion(spec, raw, coef, bs,
-                                                  unit_rows=metric == "cosine",
-                                                  column_scale=scale),
-                  params={p.name: {"graph_metric": metric, "knn": "exact",
-                                   "landmark_fit": how_fit}.get(p.name, params[p.name])
-                          for p in lapsvm.PARAMS[name]}, stats=stats)
+    fit = GraphFit(g, name, hinge, params, spec, spec_t, landmarks, raw, rows, T, how_fit,
+                   metric, scale, d)
+    fit.system = (_system_projected if how_fit == "project" else _system_restricted)(fit, y)
+    kernel_time = time.perf_counter() - tk
+    ts = time.perf_counter()
+    model = fit.solve(y)
+    solve_time = time.perf_counter() - ts
+    log.info("landmark system %.2f s, %s %.2f s%s", kernel_time, "graph stage and expansion"
+             if how_fit == "project" else "landmark newton and the rows' values", solve_time,
+             f" ({sum(model.stats['cg_iterations'])} CG iterations)"
+             if how_fit == "project" else "")
     model.stats["n_rows"] = [n]
     model.stats["n_unlabeled"] = [n - n_lab]
     model.stats["graph_edges"] = [edges]
@@ -347,24 +347,69 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     model.stats["solve_time"] = [solve_time]
     model.stats["train_time"] = [time.perf_counter() - t0]
     model.stats["landmarks"] = [m]
+    if keep:
+        model.warm = {"cluster_fit": fit}
     return model
 
 
-def _projected(g: GraphOnBlocks, name, hinge, params, y, spec, spec_t, landmarks, rows, T,
-               tk) -> tuple:
-    """The projected form on the blocks: the system's sums, each task's graph Newton-CG
-    (:class:`BlockGraph`), the expansion fitted to the values kept on the blocks. Returns
-    (coefficients, biases, statistics, system seconds, solve seconds)."""
+class GraphFit:
+    """What a fit built on the blocks (the graph, the kernel, the landmark rows and system),
+    so that the check's folds solve again with labels hidden (:meth:`solve`) and nothing is
+    built twice, as one process reuses them (``warm``)."""
+
+    def __init__(self, g, name, hinge, params, spec, spec_t, landmarks, raw, rows, T, how_fit,
+                 metric, scale, d):
+        self.g, self.name, self.hinge, self.params = g, name, hinge, params
+        self.spec, self.spec_t, self.landmarks, self.raw = spec, spec_t, landmarks, raw
+        self.rows, self.T, self.how_fit = rows, T, how_fit
+        self.metric, self.scale, self.d = metric, scale, d
+        self.system = None
+        self.local = None  # the projected form's fit rows, per block
+
+    def solve(self, y) -> Model:
+        """Every one-vs-rest task on labels ``y`` (the blocks' view of them: a fold's are
+        hidden there too) over the built system; the rows' values kept on the blocks.
+        Returns the model (its statistics: the solves')."""
+        solve = _solve_projected if self.how_fit == "project" else _solve_restricted
+        coef, bs, stats = solve(self, y)
+        order, _ = binary_tasks(y)
+        return Model(self.name, order, self.d, KernelExpansion(
+            self.spec, self.raw, coef, bs, unit_rows=self.metric == "cosine",
+            column_scale=self.scale),
+            params={p.name: {"graph_metric": self.metric, "knn": "exact",
+                             "landmark_fit": self.how_fit}.get(p.name, self.params[p.name])
+                    for p in lapsvm.PARAMS[self.name]}, stats=stats)
+
+    def refit(self) -> Model:
+        """:meth:`solve` on the blocks' labels as they are now (a fold's hidden)."""
+        return self.solve(np.concatenate(self.g.blocks.call("labels")))
+
+    def values(self, model, b: int, local) -> np.ndarray:
+        """``model``'s decision values (its expansion) at block b's rows ``local``."""
+        fn = model.function
+        return self.g.blocks.call_one(b, "expansion_at", self.spec_t, self.rows, fn.coef, fn.b,
+                                      local)
+
+
+def _system_projected(fit: GraphFit, y) -> lapsvm.LandmarkSystem:
+    """The projected form's system on the blocks: P's sums over the fit rows."""
+    g = fit.g
     blocks, starts, n = g.blocks, g.starts, g.n
     B = starts.size - 1
-    fit_rows = lapsvm.projection_rows(y, landmarks)
-    local = [None] * B if fit_rows is None else [
+    fit_rows = lapsvm.projection_rows(y, fit.landmarks)
+    fit.local = [None] * B if fit_rows is None else [
         fit_rows[(fit_rows >= starts[b]) & (fit_rows < starts[b + 1])] - starts[b]
         for b in range(B)]
-    H = _sum(blocks.call_each("gram_sums", [(spec_t, rows, loc) for loc in local]))
-    system = lapsvm.LandmarkSystem.projected(spec, landmarks, rows, T, H, fit_rows, n)
-    kernel_time = time.perf_counter() - tk
-    ts = time.perf_counter()
+    H = _sum(blocks.call_each("gram_sums", [(fit.spec_t, fit.rows, loc) for loc in fit.local]))
+    return lapsvm.LandmarkSystem.projected(fit.spec, fit.landmarks, fit.rows, fit.T, H,
+                                           fit_rows, n)
+
+
+def _solve_projected(fit: GraphFit, y) -> tuple:
+    """Each task's graph Newton-CG (:class:`BlockGraph`) on the blocks, then the expansion
+    fitted to the values kept there. Returns (coefficients, biases, statistics)."""
+    blocks = fit.g.blocks
+    params = fit.params
     _, tasks = binary_tasks(y)
     stats: dict[str, list] = {}
     for k, pos in enumerate(tasks):
@@ -372,17 +417,15 @@ def _projected(g: GraphOnBlocks, name, hinge, params, y, spec, spec_t, landmarks
         parts = blocks.call("task", float(pos))
         Yl = np.concatenate([p[0] for p in parts])
         cl = np.concatenate([p[1] for p in parts])
-        op = BlockGraph(g, Yl, cl, [p[0].size for p in parts])
-        res = lapsvm.graph_newton(op, params["gamma_a"], params["gamma_i"], hinge,
+        op = BlockGraph(fit.g, Yl, cl, [p[0].size for p in parts])
+        res = lapsvm.graph_newton(op, params["gamma_a"], params["gamma_i"], fit.hinge,
                                   params["max_iter"] or 50, tag=tag)
         blocks.call("keep_values", k, len(tasks))
-        _said(stats, tag, name, res, cg=True)
-    rhs = _sum(blocks.call_each("projection_sums", [(spec_t, rows, T, loc) for loc in local]))
-    beta, bs = system.solve_projection(rhs, params["gamma_a"], params["bias"] > 0)
-    solve_time = time.perf_counter() - ts
-    log.info("landmark system %.2f s, graph stage and expansion %.2f s (%d CG iterations)",
-             kernel_time, solve_time, sum(stats["cg_iterations"]))
-    return T @ beta, bs, stats, kernel_time, solve_time
+        _said(stats, tag, fit.name, res, cg=True)
+    rhs = _sum(blocks.call_each("projection_sums", [(fit.spec_t, fit.rows, fit.T, loc)
+                                                    for loc in fit.local]))
+    beta, bs = fit.system.solve_projection(rhs, params["gamma_a"], params["bias"] > 0)
+    return fit.T @ beta, bs, stats
 
 
 def _said(stats: dict, tag: str, name: str, res, cg: bool) -> None:
@@ -393,15 +436,14 @@ def _said(stats: dict, tag: str, name: str, res, cg: bool) -> None:
         stats.setdefault(key, []).append(v)
 
 
-def _restricted(g: GraphOnBlocks, name, hinge, params, y, spec, spec_t, landmarks, rows, T,
-                tk) -> tuple:
-    """The restricted form on the blocks: G = T̃ᵀ [K 1]ᵀ L^p [K 1] T̃ (each block's [K 1]
-    taken through the powers of L a block of columns at a time, the halo's rows exchanged as
-    for a vector), each task's landmark Newton here (the labeled rows' features gathered),
-    the values of every row kept on the blocks. Returns as :func:`_projected`."""
+def _system_restricted(fit: GraphFit, y) -> lapsvm.LandmarkSystem:
+    """The restricted form's system on the blocks: G = T̃ᵀ [K 1]ᵀ L^p [K 1] T̃ (each block's
+    [K 1] taken through the powers of L a block of columns at a time, the halo's rows
+    exchanged as for a vector)."""
+    g = fit.g
     blocks, n = g.blocks, g.n
-    m1 = landmarks.size + 1
-    blocks.call("landmark_columns", spec_t, rows)
+    m1 = fit.landmarks.size + 1
+    blocks.call("landmark_columns", fit.spec_t, fit.rows)
     q, odd = divmod(g.degree, 2)
     step = max(1, kernels.BLOCK_BYTES // max(1, 8 * n))
     if q:
@@ -419,30 +461,35 @@ def _restricted(g: GraphOnBlocks, name, hinge, params, y, spec, spec_t, landmark
             H[:, a:e] = _sum(blocks.call("gram_of", "A", "_c"))
     blocks.call("drop", "A")
     blocks.call("drop", "_c")
+    T = fit.T
     r = T.shape[1]
     Tt = np.zeros((m1, r + 1))
     Tt[:m1 - 1, :r] = T
     Tt[m1 - 1, r] = 1.0
     G = Tt.T @ (H @ Tt)
-    system = lapsvm.LandmarkSystem(spec, landmarks, rows, T, 0.5 * (G + G.T), n=n)
-    kernel_time = time.perf_counter() - tk
-    ts = time.perf_counter()
+    return lapsvm.LandmarkSystem(fit.spec, fit.landmarks, fit.rows, T, 0.5 * (G + G.T), n=n)
+
+
+def _solve_restricted(fit: GraphFit, y) -> tuple:
+    """Each task's landmark Newton here (the labeled rows' features gathered), then the
+    values of every row kept on the blocks. Returns (coefficients, biases, statistics)."""
+    g = fit.g
+    blocks = g.blocks
+    params = fit.params
     c = np.concatenate(blocks.call("costs"))
     R = RemoteRows(blocks, g.starts, blocks.d, 0)
     _, tasks = binary_tasks(y)
-    coef = np.zeros((m1 - 1, len(tasks)))
+    coef = np.zeros((fit.landmarks.size, len(tasks)))
     bs = np.zeros(len(tasks))
     stats: dict[str, list] = {}
     for k, pos in enumerate(tasks):
         tag = "" if len(tasks) == 1 else f"class {pos} vs rest: "
         Y = np.where(y == 0, 0.0, np.where(y == pos, 1.0, -1.0))
-        res = lapsvm.landmark_newton(system, R, Y, c, params["gamma_a"], params["gamma_i"],
-                                     params["bias"] > 0, hinge, params["max_iter"] or 50, tag)
-        coef[:, k] = T @ res.alpha
+        res = lapsvm.landmark_newton(fit.system, R, Y, c, params["gamma_a"],
+                                     params["gamma_i"], params["bias"] > 0, fit.hinge,
+                                     params["max_iter"] or 50, tag)
+        coef[:, k] = fit.T @ res.alpha
         bs[k] = res.b
-        _said(stats, tag, name, res, cg=False)
-    blocks.call("expansion_values", spec_t, rows, coef, bs)
-    solve_time = time.perf_counter() - ts
-    log.info("landmark system %.2f s, landmark newton and the rows' values %.2f s",
-             kernel_time, solve_time)
-    return coef, bs, stats, kernel_time, solve_time
+        _said(stats, tag, fit.name, res, cg=False)
+    blocks.call("expansion_values", fit.spec_t, fit.rows, coef, bs)
+    return coef, bs, stats

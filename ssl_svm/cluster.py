@@ -39,6 +39,7 @@ class ClusterTraining:
         self.n_lab = n_lab
         self.costs = costs
         self.name = name
+        self.graph_fit = None  # a graph fit's built graph and system (GraphFit)
 
     def fit(self, algo, params: dict):
         """:func:`fit` on these rows."""
@@ -99,8 +100,11 @@ def fit(training: ClusterTraining, algo, params: dict):
     if algo.name in GRAPH:
         from ssl_svm.solvers import graph_distributed
 
+        blocks.call("set_view", None)
         m = graph_distributed.fit_model(blocks, algo.name, training.classes, params,
-                                        costs=training.costs)
+                                        costs=training.costs, keep=True)
+        training.graph_fit = m.warm.pop("cluster_fit")  # the check's folds solve on it
+        blocks.call("stash_values")  # the rows' values (-l) stay the fit's through them
         m.check_finite()
         restore_labels(m, training.codes)
         return m
@@ -144,19 +148,21 @@ def held_out_labels(training: ClusterTraining, algo, params: dict, k: int, seed:
             for b, h in enumerate(held):
                 blocks.call_one(b, "set_view", h if hide is None else np.union1d(h, hide[b]))
             try:
-                m = fit_model(blocks, algo.name, training.classes, params,
-                              costs=training.costs)
+                m = (training.graph_fit.refit() if algo.name in GRAPH else
+                     fit_model(blocks, algo.name, training.classes, params,
+                               costs=training.costs))
             except ProblemError as e:
                 raise ProblemError(f"cross-validation fold {i + 1} of {k}: {e} (a class has too "
                                    "few labeled rows for this many folds)") from None
-            W, b0 = m.function.W, m.function.b
             for b, h in enumerate(held):
                 if h.size:
-                    F = blocks.call_one(b, "predict_rows", W, b0, h)
+                    F = values_at(training, m, b, h)
                     pred[starts[b]:starts[b + 1]][folds[starts[b]:starts[b + 1]] == i] = \
                         m.labels_from_values(F)
     finally:
         blocks.call("set_view", None)
+        if algo.name in GRAPH:
+            blocks.call("restore_values")
     return y, pred
 
 
@@ -186,11 +192,6 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
 
     if how == "none" or not algo.uses_unlabeled or algo.positive_unlabeled:
         return None
-    if algo.name in GRAPH:
-        log.info("--check: not made for %s on a cluster (each fold would build the graph "
-                 "again); check it with ssl-train --check on a sample of the rows in one "
-                 "process", algo.name)
-        return None
     blocks = training.blocks
     blocks.call("set_view", None)
     unl_rows = blocks.call("unlabeled_rows")
@@ -198,9 +199,8 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     if u == 0:
         return None
     t0 = _time.perf_counter()
-    fn = m.function
     unl_fit = internal_labels(np.concatenate([m.labels_from_values(
-        blocks.call_one(b, "predict_rows", fn.W, fn.b, r)) if r.size else np.zeros(0)
+        values_at(training, m, b, r)) if r.size else np.zeros(0)
         for b, r in enumerate(unl_rows)]), training.codes)
     if np.unique(unl_fit).size == 1:
         return None  # a one-class fit, said already
@@ -210,6 +210,11 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     yl, cl = np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
     k = trust.folds_for(yl)  # 0: only the unlabeled rows' disagreement bounds the loss
     share = trust.check_share(k, fit_seconds, u) if how == "auto" and k else 1.0
+    if algo.name in GRAPH and share < 1.0:
+        # the folds solve on the fit's graph and landmark system: on every row, as --check cv
+        log.info("--check: the folds of a graph fit on a cluster keep every unlabeled row (the "
+                 "fit's graph), as --check cv")
+        share = 1.0
     hide, sample = None, None
     if share < 1.0:
         # the rows trust.unlabeled_sample keeps in one process: the same seeded choice over
@@ -235,6 +240,16 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
                          _time.perf_counter() - t0, sample)
     trust.report(c, source)
     return c
+
+
+def values_at(training: ClusterTraining, m, b: int, rows) -> np.ndarray:
+    """``m``'s decision values (rows × functions) at block b's local rows ``rows``, where they
+    are: a linear model's, or a graph fit's expansion (what a new row gets, as one process's
+    check takes them)."""
+    if m.algorithm in GRAPH:
+        return training.graph_fit.values(m, b, rows)
+    fn = m.function
+    return training.blocks.call_one(b, "predict_rows", fn.W, fn.b, rows)
 
 
 def unlabeled_values(training: ClusterTraining, m):
