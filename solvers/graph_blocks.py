@@ -109,9 +109,9 @@ class GraphBlock(BlockRows):
         """The rows ``local`` (local indices) as the graph sees them (CSR)."""
         return self.Xm[np.asarray(local, dtype=np.int64)]
 
-    def prepared(self) -> object:
-        """All rows as the graph sees them, dense or CSR (what other blocks search)."""
-        return self.Xp
+    def prepared(self, a: int = 0, e: int | None = None) -> object:
+        """Rows [a, e) as the graph sees them, dense or CSR (what other blocks search)."""
+        return self.Xp[a:e]
 
     # ----------------------------------------------------------------- the kNN graph
 
@@ -144,7 +144,8 @@ class GraphBlock(BlockRows):
 
         nb = self.y.size
         q = Q.shape[0]
-        same = qfirst == self.first_row
+        # the queries are rows of one block: this one's (each then never its own), or another's
+        same = self.first_row <= qfirst < self.first_row + nb
         t = min(kk, nb - 1 if same else nb)
         cand = np.empty((q, max(t, 0)), dtype=np.int64)
         if t <= 0:
@@ -159,7 +160,7 @@ class GraphBlock(BlockRows):
             D += self.xn[None, :]
             if same:
                 r = np.arange(e - s)
-                D[r, s + r] = np.inf
+                D[r, qfirst - self.first_row + s + r] = np.inf
             graph_numba.smallest(D, cand[s:e])
             del D
         cd = graph_mod.exact_sqdist(Q, np.arange(q), cand, self.Xp)

@@ -123,6 +123,10 @@ class BlockGraph:
         return np.concatenate(self.blocks.call("labeled"))
 
 
+# the query rows of the cross-block search sent at once (each block gets them all)
+QUERY_BYTES = 64 << 20
+
+
 class GraphOnBlocks:
     """The kNN graph and its Laplacian built on the blocks (:meth:`build`), and the halo
     exchange a product with L^p makes (:meth:`power`)."""
@@ -133,6 +137,7 @@ class GraphOnBlocks:
         self.n = int(starts[-1])
         self.B = starts.size - 1
         self.degree = degree
+        self.bytes_per_row = 8  # of the rows as searched (set by the caller)
 
     def exchange(self, name: str) -> None:
         """Every block's halo values of vector ``name``, from the blocks that hold them."""
@@ -169,13 +174,19 @@ class GraphOnBlocks:
         kk = min(self.n - 1, k + graph_mod.REFINE)
         total, count = 0.0, 0
         for b in range(self.B):
-            Q = self.blocks.call_one(b, "prepared")
-            parts = self.blocks.call("candidates", Q, int(self.starts[b]), kk)
-            cand = np.hstack([p[0] for p in parts])
-            cd = np.hstack([p[1] for p in parts])
-            order = np.lexsort((cand, cd), axis=1)[:, :k]
-            idx = np.take_along_axis(cand, order, axis=1)
-            dist = np.sqrt(np.take_along_axis(cd, order, axis=1))
+            rows = int(self.starts[b + 1] - self.starts[b])
+            step = max(1, QUERY_BYTES // max(1, self.bytes_per_row))
+            idx = np.empty((rows, k), np.int64)
+            dist = np.empty((rows, k))
+            for a in range(0, rows, step):  # the queries a piece at a time: bounded here
+                e = min(rows, a + step)
+                Q = self.blocks.call_one(b, "prepared", a, e)
+                parts = self.blocks.call("candidates", Q, int(self.starts[b]) + a, kk)
+                cand = np.hstack([p[0] for p in parts])
+                cd = np.hstack([p[1] for p in parts])
+                order = np.lexsort((cand, cd), axis=1)[:, :k]
+                idx[a:e] = np.take_along_axis(cand, order, axis=1)
+                dist[a:e] = np.sqrt(np.take_along_axis(cd, order, axis=1))
             self.blocks.call_one(b, "set_neighbours", idx, dist)
             total += float(dist.sum())
             count += dist.size
@@ -255,10 +266,32 @@ def _contrast(blocks, R: RemoteRows, dense: bool) -> float:
 def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = True,
               max_memory: int | None = None, keep: bool = False) -> Model:
     """``name`` (lapsvm or laprls) on the blocks' rows with ``params``, in internal label
-    codes (``labels``: the classes): the model one process fits on the same rows with
-    ``landmark_fit`` project (its expansion on the landmark rows; the values on the training
-    rows kept on the blocks, :meth:`GraphBlock.values_at`)."""
+    codes (``labels``: the classes): the model one process fits on the same rows with the
+    same landmark fit (its expansion on the landmark rows; the values on the training rows
+    kept on the blocks, :meth:`GraphBlock.values_at`). ``keep``: the model's ``warm`` holds
+    the :class:`GraphFit` (the check's folds solve on it)."""
     t0 = time.perf_counter()
+    fit = build(blocks, name, params, max_memory)
+    ts = time.perf_counter()
+    model = fit.solve(fit.y)
+    solve_time = time.perf_counter() - ts
+    log.info("landmark system %.2f s, %s %.2f s%s", fit.kernel_time, "graph stage and "
+             "expansion" if fit.how_fit == "project" else "landmark newton and the rows' "
+             "values", solve_time, f" ({sum(model.stats['cg_iterations'])} CG iterations)"
+             if fit.how_fit == "project" else "")
+    for key, v in fit.stats.items():
+        model.stats[key] = [v]
+    model.stats["solve_time"] = [solve_time]
+    model.stats["train_time"] = [time.perf_counter() - t0]
+    model.stats["landmarks"] = model.stats.pop("landmarks")  # last, as in one process
+    if keep:
+        model.warm = {"cluster_fit": fit}
+    return model
+
+
+def build(blocks, name: str, params: dict, max_memory: int | None = None) -> GraphFit:
+    """What a fit of ``name`` builds on the blocks before it solves: the metric, the graph and
+    its Laplacian, the kernel, the landmarks and their system (:class:`GraphFit`)."""
     hinge = name == "lapsvm"
     summaries = blocks.call("summary")
     counts = [s["rows"] for s in summaries]
@@ -302,6 +335,7 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
 
     tg = time.perf_counter()
     g = GraphOnBlocks(blocks, starts, lap_deg)
+    g.bytes_per_row = 8 * d if dense else int(12 * nnz / max(n, 1)) + 8
     dist_sum, dist_count = g.knn(k_nn, dense)
     mean_distance = dist_sum / dist_count
     weights = params["graph_weights"]
@@ -325,31 +359,16 @@ def fit_model(blocks, name: str, labels: list, params: dict, *, costs: bool = Tr
     spec_t = (spec.name, spec.gamma, spec.degree, spec.coef0)
     fit = GraphFit(g, name, hinge, params, spec, spec_t, landmarks, raw, rows, T, how_fit,
                    metric, scale, d)
+    fit.y = y
     fit.system = (_system_projected if how_fit == "project" else _system_restricted)(fit, y)
-    kernel_time = time.perf_counter() - tk
-    ts = time.perf_counter()
-    model = fit.solve(y)
-    solve_time = time.perf_counter() - ts
-    log.info("landmark system %.2f s, %s %.2f s%s", kernel_time, "graph stage and expansion"
-             if how_fit == "project" else "landmark newton and the rows' values", solve_time,
-             f" ({sum(model.stats['cg_iterations'])} CG iterations)"
-             if how_fit == "project" else "")
-    model.stats["n_rows"] = [n]
-    model.stats["n_unlabeled"] = [n - n_lab]
-    model.stats["graph_edges"] = [edges]
-    model.stats["neighbors"] = [k_nn]
-    model.stats["laplacian_degree"] = [lap_deg]
+    fit.kernel_time = time.perf_counter() - tk
+    fit.stats = {"n_rows": n, "n_unlabeled": n - n_lab, "graph_edges": edges,
+                 "neighbors": k_nn, "laplacian_degree": lap_deg}
     if weights == "heat":
-        model.stats["heat_width"] = [t]
-    model.stats["kernel_gamma"] = [spec.gamma]
-    model.stats["graph_time"] = [graph_time]
-    model.stats["kernel_time"] = [kernel_time]
-    model.stats["solve_time"] = [solve_time]
-    model.stats["train_time"] = [time.perf_counter() - t0]
-    model.stats["landmarks"] = [m]
-    if keep:
-        model.warm = {"cluster_fit": fit}
-    return model
+        fit.stats["heat_width"] = t
+    fit.stats.update(kernel_gamma=spec.gamma, graph_time=graph_time,
+                     kernel_time=fit.kernel_time, landmarks=m)
+    return fit
 
 
 class GraphFit:

@@ -76,6 +76,24 @@ def test_the_graph_across_blocks_is_the_one_process_graph(k, cuts):
         np.testing.assert_allclose(mine.data, ref.data, rtol=1e-14, atol=1e-15)
 
 
+def test_the_search_in_pieces_of_queries_is_the_same_graph(monkeypatch):
+    """The queries go to the blocks a bounded piece at a time (QUERY_BYTES): pieces that
+    start inside a block still leave each row out of its own neighbours."""
+    X, y = _moons(300)
+    monkeypatch.setattr(graph_distributed, "QUERY_BYTES", 8 * 5 * 37)  # 37 rows a piece
+    cuts = [0, 120, 121, 300]
+    blocks = _blocks(X, y, cuts)
+    lb = LocalBlocks(blocks, X.shape[1])
+    lb.call_each("place", [(a, 300) for a in cuts[:-1]])
+    lb.call("use_metric", "euclidean", None, True)
+    g = graph_distributed.GraphOnBlocks(lb, np.array(cuts), 1)
+    g.bytes_per_row = 8 * 5
+    g.knn(6, True)
+    idx, dist = graph.knn(kernels.prepare(X), 6)
+    assert np.array_equal(np.vstack([b.idx for b in blocks]), idx)
+    assert np.array_equal(np.vstack([b.dist for b in blocks]), dist)
+
+
 CASES = [
     ("lapsvm", {}, False),
     ("laprls", {}, False),
