@@ -134,19 +134,24 @@ class GraphBlock(BlockRows):
             best = np.partition(np.concatenate([best, D], axis=1), kk - 1, axis=1)[:, :kk]
         return best
 
-    def candidates(self, Q, qfirst: int, kk: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each row of Q's (rows ``qfirst``... of the data) ``kk`` nearest rows of this block
-        by the fast formula (ties by index; a row never its own), with their squared distances
-        recomputed from the differences (:func:`graph.exact_sqdist`): (global indices,
-        squared distances), q × min(kk, the rows it may have). Q is taken in blocks of rows
-        (:func:`kernels.block_rows_for`): one block of distances held at a time."""
+    def candidates(self, Q, qfirst, kk: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each row of Q's (rows ``qfirst``... of the data, or the global rows ``qfirst``
+        lists) ``kk`` nearest rows of this block by the fast formula (ties by index; a row
+        never its own), with their squared distances recomputed from the differences
+        (:func:`graph.exact_sqdist`): (global indices, squared distances), q × min(kk, the
+        rows it may have). Q is taken in blocks of rows (:func:`kernels.block_rows_for`): one
+        block of distances held at a time."""
         from ssl_svm.solvers import graph_numba
 
         nb = self.y.size
         q = Q.shape[0]
-        # the queries are rows of one block: this one's (each then never its own), or another's
-        same = self.first_row <= qfirst < self.first_row + nb
-        t = min(kk, nb - 1 if same else nb)
+        gids = (int(qfirst) + np.arange(q) if np.ndim(qfirst) == 0
+                else np.asarray(qfirst, dtype=np.int64))
+        own = gids - self.first_row
+        mine = (own >= 0) & (own < nb)
+        # rows of this block only: each has nb - 1 others here; a mix (a sample) takes nb, a
+        # row's own entry then given distance inf below
+        t = min(kk, nb - 1 if q and mine.all() else nb)
         cand = np.empty((q, max(t, 0)), dtype=np.int64)
         if t <= 0:
             return cand, np.empty((q, 0))
@@ -158,13 +163,122 @@ class GraphBlock(BlockRows):
             D *= -2.0
             D += qn[s:e, None]
             D += self.xn[None, :]
-            if same:
-                r = np.arange(e - s)
-                D[r, qfirst - self.first_row + s + r] = np.inf
+            r = np.flatnonzero(mine[s:e])
+            D[r, own[s:e][r]] = np.inf
             graph_numba.smallest(D, cand[s:e])
             del D
         cd = graph_mod.exact_sqdist(Q, np.arange(q), cand, self.Xp)
-        return cand + self.first_row, cd
+        cand += self.first_row
+        cd[cand == gids[:, None]] = np.inf
+        return cand, cd
+
+    # -- the approximate search: random-projection trees over all blocks' rows
+
+    def route(self, trees: list) -> None:
+        """Each row's leaf in each tree (``trees``: per tree, per level, the hyperplanes
+        (normals CSR, offsets) of that level's nodes, as :func:`graph_distributed.rp_trees`
+        makes them): a row goes to child 2v + (w_v·x ≥ c_v) of node v."""
+        nb = self.y.size
+        X = sp.csr_matrix(self.Xm)
+        self.leaf = np.zeros((nb, len(trees)), np.int64)
+        for t, levels in enumerate(trees):
+            node = np.zeros(nb, np.int64)
+            for N, c in levels:
+                side = np.asarray(X.multiply(N[node]).sum(axis=1)).ravel() >= c[node]
+                node = 2 * node + side
+            self.leaf[:, t] = node
+        self.cand_idx = np.zeros((nb, 0), np.int64)
+        self.cand_sq = np.zeros((nb, 0))
+
+    def leaf_rows(self, t: int, blocks: int) -> list:
+        """This block's rows for each block that searches a share of tree t's leaves (leaf
+        mod ``blocks``): [(global rows, leaves, the rows as the graph sees them)]."""
+        leaf = self.leaf[:, t]
+        out = []
+        for o in range(blocks):
+            sel = np.flatnonzero(leaf % blocks == o)
+            out.append((sel + self.first_row, leaf[sel], self.Xp[sel]))
+        return out
+
+    def leaf_candidates(self, parts: list, kk: int, starts) -> list:
+        """The rows of this block's share of a tree's leaves, from every block (``parts``):
+        in each leaf, each row's ``kk`` nearest others by the fast formula, their squared
+        distances from the differences. Returns, per block the rows came from, (their global
+        rows, candidates, squared distances), -1 and inf where a leaf has fewer rows."""
+        parts = [p for p in parts if len(p[0])]
+        starts = np.asarray(starts, dtype=np.int64)
+        B = starts.size - 1
+        if not parts:
+            return [(np.zeros(0, np.int64), np.zeros((0, kk), np.int64), np.zeros((0, kk)))
+                    for _ in range(B)]
+        gid = np.concatenate([p[0] for p in parts])
+        leaf = np.concatenate([p[1] for p in parts])
+        rows = (sp.vstack([p[2] for p in parts], format="csr") if sp.issparse(parts[0][2])
+                else np.vstack([p[2] for p in parts]))
+        order = np.lexsort((gid, leaf))
+        gid, leaf = gid[order], leaf[order]
+        rows = rows[order]
+        xn = kernels.sqnorms(rows)
+        cand = np.full((gid.size, kk), -1, np.int64)
+        cd = np.full((gid.size, kk), np.inf)
+        bounds = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1], True])
+        for a, e in zip(bounds[:-1], bounds[1:]):
+            L = e - a
+            t = min(kk, L - 1)
+            if t <= 0:
+                continue
+            D = kernels.dot_block(rows[a:e], rows[a:e])
+            D *= -2.0
+            D += xn[a:e, None]
+            D += xn[None, a:e]
+            np.fill_diagonal(D, np.inf)
+            near = np.argpartition(D, t - 1, axis=1)[:, :t] if t < L else \
+                np.argsort(D, axis=1)[:, :t]
+            cd[a:e, :t] = graph_mod.exact_sqdist(rows, np.arange(a, e), near + a)
+            cand[a:e, :t] = gid[near + a]
+        src = np.searchsorted(starts, gid, side="right") - 1
+        return [(gid[src == b], cand[src == b], cd[src == b]) for b in range(B)]
+
+    def merge_candidates(self, parts: list) -> None:
+        """Add the candidates a tree's leaves gave this block's rows (from the blocks that
+        searched them) to theirs."""
+        nb = self.y.size
+        for rows, cand, cd in parts:
+            if not len(rows):
+                continue
+            local = np.asarray(rows) - self.first_row
+            C = np.full((nb, cand.shape[1]), -1, np.int64)
+            S = np.full((nb, cand.shape[1]), np.inf)
+            C[local], S[local] = cand, cd
+            self.cand_idx = np.hstack([self.cand_idx, C])
+            self.cand_sq = np.hstack([self.cand_sq, S])
+
+    def finish_candidates(self, k: int) -> tuple:
+        """Each row's k nearest among its candidates (each counted once; by distance, ties by
+        index) as its neighbours; returns (the sum of their distances, their count, the rows
+        with fewer than k)."""
+        C, S = self.cand_idx, self.cand_sq
+        order = np.lexsort((S, C), axis=1)  # by candidate, nearest first: repeats follow
+        C, S = np.take_along_axis(C, order, axis=1), np.take_along_axis(S, order, axis=1)
+        repeat = np.zeros(C.shape, bool)
+        repeat[:, 1:] = C[:, 1:] == C[:, :-1]
+        S = np.where(repeat | (C < 0), np.inf, S)
+        order = np.lexsort((C, S), axis=1)[:, :k]
+        idx = np.take_along_axis(C, order, axis=1)
+        sq = np.take_along_axis(S, order, axis=1)
+        short = int(np.sum(~np.isfinite(sq).all(axis=1)))
+        # a row with fewer than k candidates (a leaf of its own) takes itself at distance 0
+        # for the rest: no edge (W has no diagonal), as a row with fewer neighbours
+        own = np.arange(C.shape[0])[:, None] + self.first_row
+        idx = np.where(np.isfinite(sq), idx, own)
+        sq = np.where(np.isfinite(sq), sq, 0.0)
+        self.set_neighbours(idx, np.sqrt(sq))
+        del self.cand_idx, self.cand_sq
+        return float(self.dist[self.idx != own].sum()), int(np.sum(self.idx != own)), short
+
+    def neighbours_of(self, local) -> np.ndarray:
+        """The neighbours (global rows) of the local rows ``local``."""
+        return self.idx[np.asarray(local, dtype=np.int64)]
 
     def set_neighbours(self, idx: np.ndarray, dist: np.ndarray) -> None:
         """This block's rows' neighbours (global indices, n_b × k) and distances."""
@@ -184,6 +298,9 @@ class GraphBlock(BlockRows):
         rows = np.repeat(np.arange(nb) + self.first_row, k)
         cols = self.idx.ravel()
         w = w.ravel()
+        loop = rows == cols  # the approximate search's stand-in for a missing neighbour
+        if loop.any():
+            rows, cols, w = rows[~loop], cols[~loop], w[~loop]
         self.own_edges = (rows - self.first_row, cols, w)
         self.got = []
         starts = np.asarray(starts, dtype=np.int64)

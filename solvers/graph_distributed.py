@@ -19,6 +19,7 @@ the graph is built.
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import numpy as np
@@ -125,6 +126,50 @@ class BlockGraph:
 
 # the query rows of the cross-block search sent at once (each block gets them all)
 QUERY_BYTES = 64 << 20
+# the approximate search: random-projection trees, rows per leaf aimed at, sample rows per
+# leaf the trees' hyperplanes are drawn from, rows its recall is measured on
+APPROX_TREES = 8
+APPROX_LEAF = 128
+TREE_SAMPLE_PER_LEAF = 8
+RECALL_ROWS = 200
+
+
+def rp_trees(R: RemoteRows, trees: int, depth: int, seed: int = 0) -> list:
+    """``trees`` random-projection trees of ``depth`` levels over the rows of R, drawn on a
+    seeded sample (:data:`TREE_SAMPLE_PER_LEAF` rows per leaf): node v's hyperplane lies
+    halfway between two of its sample rows drawn at random (normal a - b, offset
+    (|a|² - |b|²)/2), a node with fewer than two sample rows sends all right. Each tree is a
+    list per level of (normals, CSR with a row per node of the level; offsets)."""
+    n = R.shape[0]
+    rng = np.random.default_rng(seed)
+    S = R[kernels.sample_rows(n, min(n, TREE_SAMPLE_PER_LEAF << depth), seed)]
+    sq = kernels.sqnorms(S)
+    out = []
+    for _ in range(trees):
+        node = np.zeros(S.shape[0], np.int64)
+        levels = []
+        for lev in range(depth):
+            width = 1 << lev
+            a = np.full(width, -1)
+            b = np.full(width, -1)
+            order = np.argsort(node, kind="stable")
+            bounds = np.searchsorted(node[order], np.arange(width + 1))
+            for v in range(width):
+                members = order[bounds[v]:bounds[v + 1]]
+                if members.size >= 2:
+                    a[v], b[v] = rng.choice(members, 2, replace=False)
+            has = a >= 0
+            c = np.full(width, -np.inf)
+            # a row per node: its normal, or an empty row (the last) where it has none
+            Nh = sp.vstack([S[a[has]] - S[b[has]], sp.csr_matrix((1, S.shape[1]))],
+                           format="csr")
+            N = Nh[np.where(has, np.cumsum(has) - 1, Nh.shape[0] - 1)]
+            c[has] = 0.5 * (sq[a[has]] - sq[b[has]])
+            levels.append((N, c))
+            side = np.asarray(S.multiply(N[node]).sum(axis=1)).ravel() >= c[node]
+            node = 2 * node + side
+        out.append(levels)
+    return out
 
 
 class GraphOnBlocks:
@@ -191,6 +236,53 @@ class GraphOnBlocks:
             total += float(dist.sum())
             count += dist.size
         return total, count
+
+    def knn_approximate(self, k: int, R: RemoteRows, seed: int = 0) -> tuple[float, int]:
+        """Each block's rows' approximate k nearest other rows among all blocks: every pair
+        of rows sharing a leaf of one of :data:`APPROX_TREES` random-projection trees
+        (:func:`rp_trees`, leaves of about :data:`APPROX_LEAF` rows) is a candidate, each
+        tree's leaves searched by the blocks in turn (leaf mod blocks), the candidates merged
+        on the rows' own blocks. Returns (the sum of the distances, their count) as
+        :meth:`knn`."""
+        depth = max(1, math.ceil(math.log2(max(2, self.n / APPROX_LEAF))))
+        trees = rp_trees(R, APPROX_TREES, depth, seed)
+        self.blocks.call("route", trees)
+        kk = min(self.n - 1, k + graph_mod.REFINE)
+        starts = [int(s) for s in self.starts]
+        for t in range(len(trees)):
+            out = self.blocks.call("leaf_rows", t, self.B)
+            res = self.blocks.call_each("leaf_candidates", [
+                ([out[b][o] for b in range(self.B)], kk, starts) for o in range(self.B)])
+            del out
+            self.blocks.call_each("merge_candidates", [([res[o][b] for o in range(self.B)],)
+                                                       for b in range(self.B)])
+        parts = self.blocks.call("finish_candidates", k)
+        short = sum(p[2] for p in parts)
+        if short:
+            log.warning("graph: %d rows found fewer than %d neighbours in the approximate "
+                        "search (a leaf of their own)", short, k)
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+    def recall(self, k: int, R: RemoteRows, dense: bool, rows: int = None) -> float:
+        """The approximate graph's recall against the exact one on a seeded sample of
+        ``rows`` rows (:data:`RECALL_ROWS`): the share of their exact k nearest rows it
+        holds."""
+        rows = RECALL_ROWS if rows is None else rows
+        sample = kernels.sample_rows(self.n, rows, seed=1)
+        Q = R[sample]
+        if dense:
+            Q = Q.toarray()
+        kk = min(self.n - 1, k + graph_mod.REFINE)
+        parts = self.blocks.call("candidates", Q, sample, kk)
+        cand = np.hstack([p[0] for p in parts])
+        cd = np.hstack([p[1] for p in parts])
+        exact = np.take_along_axis(cand, np.lexsort((cand, cd), axis=1)[:, :k], axis=1)
+        owner = np.searchsorted(self.starts, sample, side="right") - 1
+        found = 0
+        for b in np.unique(owner):
+            got = self.blocks.call_one(b, "neighbours_of", sample[owner == b] - self.starts[b])
+            found += sum(len(set(a) & set(e)) for a, e in zip(got, exact[owner == b]))
+        return found / (k * sample.size)
 
     def laplacian(self, weights: str, width: float, normalized: bool) -> int:
         """W = max(W, Wᵀ) with ``weights`` of width ``width``, its rows' halos and the sends
@@ -319,8 +411,11 @@ def build(blocks, name: str, params: dict, max_memory: int | None = None) -> Gra
     if not 1 <= k_nn <= n - 1:
         raise ProblemError(f"a {k_nn}-nearest-neighbour graph needs more than {k_nn} rows "
                            f"(have {n}); give fewer neighbours (-k / --neighbors)")
-    if params["knn"] == "approximate":
-        log.warning("graph: --knn approximate: the cluster's neighbour search is exact")
+    search = params["knn"]
+    if search == "auto":
+        search = "exact" if n <= graph_mod.APPROX_KNN_ROWS else "approximate"
+        log.info("graph: %s neighbour search (auto: %d rows, %s %d)", search, n,
+                 "at most" if search == "exact" else "over", graph_mod.APPROX_KNN_ROWS)
     n_lab = int(np.sum(y != 0))
     m = params["landmarks"]
     m = min(int(m), n) if m else kernels.auto_landmarks(n, n_lab, max_memory, 0)
@@ -336,14 +431,21 @@ def build(blocks, name: str, params: dict, max_memory: int | None = None) -> Gra
     tg = time.perf_counter()
     g = GraphOnBlocks(blocks, starts, lap_deg)
     g.bytes_per_row = 8 * d if dense else int(12 * nnz / max(n, 1)) + 8
-    dist_sum, dist_count = g.knn(k_nn, dense)
+    recall = None
+    if search == "approximate":
+        dist_sum, dist_count = g.knn_approximate(k_nn, R)
+        recall = g.recall(k_nn, R, dense)
+        log.info("graph: the approximate search holds %.1f %% of the exact %d nearest rows of "
+                 "%d sampled rows", 100 * recall, k_nn, min(n, RECALL_ROWS))
+    else:
+        dist_sum, dist_count = g.knn(k_nn, dense)
     mean_distance = dist_sum / dist_count
     weights = params["graph_weights"]
     t = float("nan")
     if weights == "heat":
         t = mean_distance if params["heat_width"] is None else float(params["heat_width"])
     edges = g.laplacian(weights, t, params["laplacian"] == "normalized")
-    graph_mod.say_graph(k_nn, "exact", edges, weights, t, params["laplacian"] == "normalized",
+    graph_mod.say_graph(k_nn, search, edges, weights, t, params["laplacian"] == "normalized",
                         lap_deg, f" on {len(counts)} blocks")
     graph_time = time.perf_counter() - tg
     log.info("graph on the blocks %.2f s; a product with L exchanges %d halo values (%.3g per "
@@ -360,12 +462,15 @@ def build(blocks, name: str, params: dict, max_memory: int | None = None) -> Gra
     fit = GraphFit(g, name, hinge, params, spec, spec_t, landmarks, raw, rows, T, how_fit,
                    metric, scale, d)
     fit.y = y
+    fit.search = search
     fit.system = (_system_projected if how_fit == "project" else _system_restricted)(fit, y)
     fit.kernel_time = time.perf_counter() - tk
     fit.stats = {"n_rows": n, "n_unlabeled": n - n_lab, "graph_edges": edges,
                  "neighbors": k_nn, "laplacian_degree": lap_deg}
     if weights == "heat":
         fit.stats["heat_width"] = t
+    if recall is not None:
+        fit.stats["knn_recall"] = recall
     fit.stats.update(kernel_gamma=spec.gamma, graph_time=graph_time,
                      kernel_time=fit.kernel_time, landmarks=m)
     return fit
@@ -383,6 +488,7 @@ class GraphFit:
         self.rows, self.T, self.how_fit = rows, T, how_fit
         self.metric, self.scale, self.d = metric, scale, d
         self.system = None
+        self.search = "exact"
         self.local = None  # the projected form's fit rows, per block
 
     def solve(self, y) -> Model:
@@ -395,7 +501,7 @@ class GraphFit:
         return Model(self.name, order, self.d, KernelExpansion(
             self.spec, self.raw, coef, bs, unit_rows=self.metric == "cosine",
             column_scale=self.scale),
-            params={p.name: {"graph_metric": self.metric, "knn": "exact",
+            params={p.name: {"graph_metric": self.metric, "knn": self.search,
                              "landmark_fit": self.how_fit}.get(p.name, self.params[p.name])
                     for p in lapsvm.PARAMS[self.name]}, stats=stats)
 

@@ -94,6 +94,34 @@ def test_the_search_in_pieces_of_queries_is_the_same_graph(monkeypatch):
     assert np.array_equal(np.vstack([b.dist for b in blocks]), dist)
 
 
+@pytest.mark.parametrize("cuts", [[0, 700, 701, 1500], [0, 1500]])
+def test_the_approximate_search_across_blocks_and_its_recall(monkeypatch, cuts):
+    """--knn approximate on blocks: random-projection trees over every block's rows, each
+    leaf's pairs searched; the recall it prints is the share of the exact neighbours it holds
+    (counted here against graph.knn on every row), high on a manifold, and no row is its own
+    neighbour."""
+    monkeypatch.setattr(graph_distributed, "APPROX_LEAF", 64)  # 32 leaves for 1,500 rows
+    X, y = _moons(1500, d=8, seed=2)
+    n = X.shape[0]
+    blocks = _blocks(X, y, cuts)
+    lb = LocalBlocks(blocks, X.shape[1])
+    lb.call_each("place", [(a, n) for a in cuts[:-1]])
+    lb.call("use_metric", "euclidean", None, True)
+    starts = np.array(cuts)
+    R = graph_distributed.RemoteRows(lb, starts, X.shape[1], X.nnz)
+    g = graph_distributed.GraphOnBlocks(lb, starts, 1)
+    total, count = g.knn_approximate(6, R)
+    idx = np.vstack([b.idx for b in blocks])
+    exact, _ = graph.knn(kernels.prepare(X), 6)
+    held = np.mean([len(set(a) & set(e)) / 6 for a, e in zip(idx, exact)])
+    assert g.recall(6, R, True, rows=n) == pytest.approx(held, abs=1e-12)
+    assert 0.9 <= held < 1.0  # approximate, and good
+    assert not np.any(idx == np.arange(n)[:, None])
+    d = np.vstack([b.dist for b in blocks])
+    assert np.all(np.diff(d, axis=1) >= 0) and total == pytest.approx(d.sum())
+    g.laplacian("heat", total / count, True)  # a graph the fit can use
+
+
 CASES = [
     ("lapsvm", {}, False),
     ("laprls", {}, False),
@@ -200,6 +228,15 @@ def test_ssl_train_cluster_is_the_one_process_landmark_fit(cluster, tmp, algo, s
     a = np.loadtxt(tmp / "local.p")[:, 1:]
     b = np.loadtxt(tmp / "c.p")[:, 1:]
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
+
+
+def test_ssl_train_cluster_approximate_search_says_its_recall(cluster, tmp):
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, "-a", "lapsvm", "--knn",
+            "approximate", "--landmarks", "120", SAMPLES / "pcmac.train", tmp / "m", check=0)
+    line = next(x for x in r.stderr.splitlines() if "the approximate search holds" in x)
+    assert float(line.split("holds ")[1].split(" %")[0]) >= 80.0
+    assert "knn approximate" in (tmp / "m").read_text()
+    run("ssl-predict", SAMPLES / "pcmac.test", tmp / "m", tmp / "p", check=0)
 
 
 def test_graph_options_refused_on_a_cluster_are_one_line(cluster, tmp):
