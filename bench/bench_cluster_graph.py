@@ -4,7 +4,7 @@
 For a training file (bench/make_rolls.py --rows N --out DIR), runs in turn, ``--reps`` times:
 
 * ``ssl-train --cluster`` on a LocalCluster of W workers (T threads each),
-* ``ssl-train --landmark-fit project --knn exact`` in one process (numba's default threads),
+* ``ssl-train --landmark-fit project`` in one process (numba's default threads),
 
 both ``--check none`` at the same graph and landmarks, and prints each run's wall time, the
 graph stage's and the landmark system's times, the CG iterations and the time per CG iteration
@@ -13,7 +13,7 @@ product with L, and the test error of both models on DIR/test.svm; then a projec
 round to N machines from these measurements (on paper: see BENCHMARKS).
 
 Usage: python bench/bench_cluster_graph.py DIR [--workers 2] [--threads 1] [--landmarks 500]
-       [-k 6] [--degree 1] [--reps 1]
+       [-k 6] [--degree 1] [--knn exact|approximate|auto] [--reps 1]
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ def main() -> None:
     ap.add_argument("--landmarks", default="500")
     ap.add_argument("-k", default="6")
     ap.add_argument("--degree", default="1")
+    ap.add_argument("--knn", default="exact", help="the neighbour search of both runs")
     ap.add_argument("--reps", type=int, default=1)
     a = ap.parse_args()
 
@@ -81,7 +82,7 @@ def main() -> None:
 
     d = Path(a.dir)
     args = ["-a", "lapsvm", "--check", "none", "--verbose", "--landmarks", a.landmarks,
-            "-k", a.k, "--laplacian-degree", a.degree, str(d / "train.svm")]
+            "-k", a.k, "--laplacian-degree", a.degree, "--knn", a.knn, str(d / "train.svm")]
     runs: dict[str, list] = {"cluster": [], "one process": []}
     cluster = distributed.LocalCluster(n_workers=a.workers, threads_per_worker=a.threads,
                                        processes=True, host="127.0.0.1",
@@ -92,8 +93,8 @@ def main() -> None:
                                *args, "/tmp/bench-cg-c.model"])
             runs["cluster"].append((wall, figures(err)))
             print(f"cluster rep {rep}: {wall:.1f} s {runs['cluster'][-1][1]}", flush=True)
-            wall, err = timed([str(BIN / "ssl-train"), "--landmark-fit", "project", "--knn",
-                               "exact", *args, "/tmp/bench-cg-l.model"])
+            wall, err = timed([str(BIN / "ssl-train"), "--landmark-fit", "project", *args,
+                               "/tmp/bench-cg-l.model"])
             runs["one process"].append((wall, figures(err)))
             print(f"one process rep {rep}: {wall:.1f} s {runs['one process'][-1][1]}",
                   flush=True)
