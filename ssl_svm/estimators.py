@@ -380,7 +380,12 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
         if init is not None:
             warn(f"{name}: warm_start has no effect with cluster=; fitting from scratch",
                  SolverWarning)
-        client, own = transport.client_of(address)
+        try:
+            client, own = transport.client_of(address)
+        except (TypeError, ValueError) as e:
+            if isinstance(e, DataError):
+                raise
+            raise type(e)(f"{name}(cluster={address!r}): {e}") from None
 
         def work(blocks):
             prepared = cluster.prepare(blocks, algo, "X")

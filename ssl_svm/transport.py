@@ -33,6 +33,7 @@ import contextlib
 import importlib
 import logging
 import os
+import re
 import selectors
 import socket
 import threading
@@ -719,10 +720,15 @@ def client_of(cluster) -> tuple:
     if not isinstance(cluster, str):
         raise TypeError(f"cluster must be a scheduler address or a distributed.Client, not "
                         f"{type(cluster).__name__}")
+    if not re.fullmatch(r"[a-z][a-z0-9+.-]*://[^\s/]+|[^\s:/]+:\d+", cluster):
+        # (an empty address would have Client start a cluster of its own here)
+        raise ValueError(f"cluster must be a Dask scheduler's address such as "
+                         f"'tcp://HOST:8786' (got {cluster!r})")
     try:
         return Client(cluster, timeout="20s"), True
-    except (OSError, TimeoutError, ValueError, TypeError) as e:
-        raise DataError(cluster, f"cannot connect to the Dask scheduler: {e}") from None
+    except Exception as e:  # OSError, a timeout, Dask's own for a bad address
+        raise DataError(cluster, f"cannot connect to the Dask scheduler: "
+                        f"{type(e).__name__}: {str(e) or 'no detail'}") from None
 
 
 def _open(client, lost, kind: str) -> ClusterBlocks:

@@ -315,8 +315,11 @@ def test_estimator_cluster_errors_are_typed():
 
     X, y = _moons(60)
     y = np.where(y == 0, -1, y)
-    with pytest.raises(TypeError, match="scheduler address"):
+    with pytest.raises(TypeError, match=r"LapSVM\(cluster=5\): cluster must be a scheduler"):
         ssl_svm.LapSVM(cluster=5, check="none").fit(X, y)
+    for bad in ("", "nonsense", "tcp://"):  # an empty one would start a cluster of its own
+        with pytest.raises(ValueError, match=r"cluster=.*a Dask scheduler's address"):
+            ssl_svm.TSVM(cluster=bad, check="none").fit(X, y)
     with pytest.raises(ValueError, match="probability=True"):
         ssl_svm.SVM(cluster="tcp://127.0.0.1:1", probability=True).fit(X, y)
     assert "cluster" not in ssl_svm.TVSVM().get_params()
