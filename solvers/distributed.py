@@ -59,7 +59,7 @@ class LocalBlocks:
         return getattr(self.blocks[b], method)(*args)
 
 
-def _sum(parts):
+def block_sum(parts):
     """Σ of the parts in block order (scalars or arrays)."""
     total = parts[0]
     if isinstance(total, np.ndarray):
@@ -81,7 +81,7 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct
     if direct is not None:
         if direct.deciding:
             parts = blocks.call("gram_rows", key)
-            direct.decide(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
+            direct.decide(block_sum([p[0] for p in parts]), block_sum([p[1] for p in parts]),
                           sum(p[2] for p in parts), beta.size)
         if direct.on and _solve(blocks, key, lam, beta, eps, bias):
             return True, 0
@@ -95,10 +95,10 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct
         return True, 0
     m_inv = np.ones(n)
     if precondition:
-        diag = _sum([p[1] for p in parts if p[1] is not None])
+        diag = block_sum([p[1] for p in parts if p[1] is not None])
         m_inv = 1.0 / (lam + C0.ALPHA * diag)
-    r = _sum([p[2] for p in parts]) - lam * beta
-    omega_z = _sum([p[3] for p in parts])
+    r = block_sum([p[2] for p in parts]) - lam * beta
+    omega_z = block_sum([p[3] for p in parts])
     omega1 = float(r @ r)
     rho = float(r @ (m_inv * r))
     p = m_inv * r
@@ -115,8 +115,8 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct
         if it >= itermax:
             return False, it
         it += 1
-        t = _sum([x[1] for x in res])
-        curv = lam * omega_p + _sum([x[2] for x in res])
+        t = block_sum([x[1] for x in res])
+        curv = lam * omega_p + block_sum([x[2] for x in res])
         if not curv > 0.0:
             return True, it - 1
         gamma = rho / curv
@@ -130,11 +130,11 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct
         p_next = m_inv * r + p * (rho_new / rho)
         # the blocks apply γ and already form the next product: one call per iteration
         res = blocks.call("cg_step", key, gamma, p_next)
-        omega_z = _sum([x[0] for x in res])
+        omega_z = block_sum([x[0] for x in res])
         if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
             parts = blocks.call("cg_residual", key)
-            r = _sum([x[0] for x in parts]) - lam * beta
-            omega_z = _sum([x[1] for x in parts])
+            r = block_sum([x[0] for x in parts]) - lam * beta
+            omega_z = block_sum([x[1] for x in parts])
             omega1 = float(r @ r)
             rho_new = float(r @ (m_inv * r))
             if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
@@ -155,14 +155,15 @@ def _solve(blocks, key, lam, beta, eps, bias) -> bool:
     rows = sum(p[2] for p in parts)
     if rows == 0:
         return False
-    H = _sum([p[0] for p in parts])
+    H = block_sum([p[0] for p in parts])
     H[np.diag_indices_from(H)] += lam
-    x = C0.solve_spd(H, _sum([p[1] for p in parts]))
+    x = C0.solve_spd(H, block_sum([p[1] for p in parts]))
     if x is None:
         return False
     parts = blocks.call("direct_check", key, x, rows)
-    gg, zz, ff = C0.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
-                                    _sum([p[2] for p in parts]), rows, bias, lam, x)
+    gg, zz, ff = C0.gradient_finish(block_sum([p[0] for p in parts]),
+                                    block_sum([p[1] for p in parts]),
+                                    block_sum([p[2] for p in parts]), rows, bias, lam, x)
     if gg <= eps * eps * zz or gg <= ff:
         beta[:] = x
         return True
@@ -180,8 +181,8 @@ def line_search(blocks, key, lam, w, w_bar) -> float:
     L0 = lam * float(w @ dw)
     R0 = lam * float(w_bar @ dw)
     parts = blocks.call("line_start", key, CANDIDATES)
-    L0 += _sum([p[0] for p in parts])
-    R0 += _sum([p[1] for p in parts])
+    L0 += block_sum([p[0] for p in parts])
+    R0 += block_sum([p[1] for p in parts])
     if L0 >= 0.0:  # not a descent direction
         return 0.0
     cands = np.unique(np.concatenate([[1.0]] + [p[3] for p in parts]))
@@ -189,12 +190,12 @@ def line_search(blocks, key, lam, w, w_bar) -> float:
     lo_lr = (L0, R0)  # (L, R) of the piece right of lo
     while True:
         ev = blocks.call("line_eval", key, cands)
-        L_lt = L0 + _sum([e[0] for e in ev])
-        R_lt = R0 + _sum([e[1] for e in ev])
-        n_lt = _sum([e[2] for e in ev])
-        L_le = L0 + _sum([e[3] for e in ev])
-        R_le = R0 + _sum([e[4] for e in ev])
-        n_le = _sum([e[5] for e in ev])
+        L_lt = L0 + block_sum([e[0] for e in ev])
+        R_lt = R0 + block_sum([e[1] for e in ev])
+        n_lt = block_sum([e[2] for e in ev])
+        L_le = L0 + block_sum([e[3] for e in ev])
+        R_le = R0 + block_sum([e[4] for e in ev])
+        n_le = block_sum([e[5] for e in ev])
         phi = L_lt + cands * (R_lt - L_lt)
         up = np.flatnonzero(phi >= 0.0)
         k = int(up[0]) if up.size else cands.size
@@ -242,14 +243,15 @@ class BlockRows:
 
     def _kkt(self, which, w, n_rows) -> bool:
         parts = self.blocks.call("gradient", self.key, which, w, n_rows)
-        gg, zz, ff = C0.gradient_finish(_sum([p[0] for p in parts]), _sum([p[1] for p in parts]),
-                                        _sum([p[2] for p in parts]), n_rows, self.bias,
+        gg, zz, ff = C0.gradient_finish(block_sum([p[0] for p in parts]),
+                                        block_sum([p[1] for p in parts]),
+                                        block_sum([p[2] for p in parts]), n_rows, self.bias,
                                         self.lam, w)
         return gg <= self.eps * self.eps * zz or gg <= ff
 
     def active(self):
         parts = self.blocks.call("active", self.key)
-        return _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+        return block_sum([p[0] for p in parts]), sum(p[1] for p in parts)
 
     def sq_norm(self, w) -> float:
         return float(w @ w)
@@ -262,7 +264,7 @@ class BlockRows:
     def exact_bar(self, w_bar):
         parts = self.blocks.call("exact_bar", self.key, w_bar)
         n_rows = sum(p[1] for p in parts)
-        return _sum([p[0] for p in parts]), n_rows, self._kkt("bar", w_bar, n_rows)
+        return block_sum([p[0] for p in parts]), n_rows, self._kkt("bar", w_bar, n_rows)
 
     def accept_bar(self):
         self.blocks.call("accept_bar", self.key)
@@ -272,11 +274,11 @@ class BlockRows:
 
     def move(self, delta):
         parts = self.blocks.call("move", self.key, delta)
-        return _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+        return block_sum([p[0] for p in parts]), sum(p[1] for p in parts)
 
     def recompute(self, w):
         parts = self.blocks.call("recompute", self.key, w)
-        loss, n_rows = _sum([p[0] for p in parts]), sum(p[1] for p in parts)
+        loss, n_rows = block_sum([p[0] for p in parts]), sum(p[1] for p in parts)
         return loss, n_rows, self._kkt("o", w, n_rows), all(p[2] for p in parts)
 
 
@@ -309,7 +311,7 @@ def rls(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.CGITERMAX, w0=None,
     blocks.call("outputs_of", key, w)
     blocks.call("all_active", key)
     opt, it = cgls(blocks, key, lam, w, eps, max_iter, precondition)
-    loss = _sum(blocks.call("squared_loss", key, w))
+    loss = block_sum(blocks.call("squared_loss", key, w))
     F = 0.5 * lam * float(w @ w) + loss
     return LinearResult(w, None, float(F), it, it, bool(opt),
                         "optimal" if opt else "iteration limit")
@@ -319,8 +321,8 @@ def rls(blocks, key, lam, *, bias, eps=1e-6, max_iter=C0.CGITERMAX, w0=None,
 
 def _transductive_cost(blocks, key, w, l, u, lam, lam_u) -> float:
     parts = blocks.call("transductive_parts", key)
-    hl = _sum([p[0] for p in parts])
-    hu = _sum([p[1] for p in parts])
+    hl = block_sum([p[0] for p in parts])
+    hu = block_sum([p[1] for p in parts])
     return 0.5 * (lam * float(w @ w) + hl / l + (lam_u * hu / u if u else 0.0))
 
 
@@ -331,8 +333,8 @@ def _label_top(blocks, key, npos) -> int:
     cands = np.unique(np.concatenate(parts))
     while True:
         cnt = blocks.call("count_above", cands)
-        gt = _sum([c[0] for c in cnt])  # rows with o > t
-        ge = _sum([c[1] for c in cnt])  # rows with o >= t
+        gt = block_sum([c[0] for c in cnt])  # rows with o > t
+        ge = block_sum([c[1] for c in cnt])  # rows with o >= t
         # the threshold is the largest candidate t with #(o >= t) >= npos
         ok = np.flatnonzero(ge >= npos)
         if ok.size == 0:  # npos = 0 (or every candidate above): all rows -1
@@ -448,19 +450,19 @@ class DaBlocks:
         g = blocks.call("da_scores", "v", self.lam_u)
         gmin = min(x[0] for x in g)
         gmax = max(x[1] for x in g)
-        gmean = _sum([x[2] for x in g]) / u
+        gmean = block_sum([x[2] for x in g]) / u
 
         def balance_at(nu):
             parts = blocks.call("da_balance", T, nu)
-            s = _sum([p[0] for p in parts])
-            ds = _sum([p[1] for p in parts])
+            s = block_sum([p[0] for p in parts])
+            ds = block_sum([p[1] for p in parts])
             return s / u - r, ds / (u * T)
 
         nu = find_nu(balance_at, gmin + T * lr, gmax + T * lr, gmean + T * lr)
         parts = blocks.call("da_probabilities", T, nu)
-        err = abs(_sum([p[0] for p in parts]) / u - r)
-        kl = _sum([p[1] for p in parts]) / u
-        self.H = _sum([p[2] for p in parts]) / u
+        err = abs(block_sum([p[0] for p in parts]) / u - r)
+        kl = block_sum([p[1] for p in parts]) / u
+        self.H = block_sum([p[2] for p in parts]) / u
         blocks.call("da_costs", "v", self.lam_u, u)
         return err, kl
 

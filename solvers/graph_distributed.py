@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from ssl_svm.solvers import graph as graph_mod
 from ssl_svm.solvers import kernels, lapsvm
+from ssl_svm.solvers.distributed import block_sum
 from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.models import KernelExpansion, Model
 from ssl_svm.solvers.multiclass import binary_tasks
@@ -34,14 +35,6 @@ from ssl_svm.solvers.multiclass import binary_tasks
 log = logging.getLogger("ssl.solver.lapsvm")
 
 ALGORITHMS = ("lapsvm", "laprls")
-
-
-def _sum(parts):
-    """Σ of the parts in block order."""
-    total = parts[0]
-    for p in parts[1:]:
-        total = total + p
-    return total
 
 
 class RemoteRows:
@@ -88,7 +81,7 @@ class BlockGraph:
                                                       for b in range(c.size - 1)])
 
     def rhs_norm2(self) -> float:
-        return _sum(self.blocks.call("rhs_norm2"))
+        return block_sum(self.blocks.call("rhs_norm2"))
 
     def cg_zero(self) -> None:
         self.blocks.call("cg_zero")
@@ -96,21 +89,21 @@ class BlockGraph:
     def cg_start(self) -> tuple[float, float]:
         parts = self.g.power("x", "_lp", self.sends, ("applied", "x", "_lp", "cg_start"))
         self.sends = [p[2] for p in parts]
-        return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
+        return block_sum([p[0] for p in parts]), block_sum([p[1] for p in parts])
 
     def cg_apply(self) -> float:
-        return _sum(self.g.power("p", "_lp", self.sends, ("applied", "p", "_lp", "pq")))
+        return block_sum(self.g.power("p", "_lp", self.sends, ("applied", "p", "_lp", "pq")))
 
     def cg_update(self, a: float) -> tuple[float, float]:
         parts = self.blocks.call("cg_update", a)
-        return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
+        return block_sum([p[0] for p in parts]), block_sum([p[1] for p in parts])
 
     def cg_direction(self, beta: float) -> None:
         self.sends = self.blocks.call("cg_direction", beta)
 
     def direction(self) -> tuple:
         parts = self.g.power("d", "Ld", self.blocks.call("step"), ("direction",))
-        return tuple(_sum([p[i] for p in parts]) for i in range(4)) + (
+        return tuple(block_sum([p[i] for p in parts]) for i in range(4)) + (
             np.concatenate([p[4] for p in parts]), np.concatenate([p[5] for p in parts]))
 
     def move(self, t: float) -> None:
@@ -118,7 +111,7 @@ class BlockGraph:
 
     def norms(self) -> tuple[float, float]:
         parts = self.blocks.call("norms")
-        return _sum([p[0] for p in parts]), _sum([p[1] for p in parts])
+        return block_sum([p[0] for p in parts]), block_sum([p[1] for p in parts])
 
     def labeled(self) -> np.ndarray:
         return np.concatenate(self.blocks.call("labeled"))
@@ -211,7 +204,7 @@ class GraphOnBlocks:
             cur = nxt
         return out
 
-    def knn(self, k: int, dense_rows) -> tuple[float, int]:
+    def knn(self, k: int) -> tuple[float, int]:
         """Each block's rows' k nearest other rows among all blocks (exact, as
         :func:`graph.knn`: candidates by the fast formula in each block, their distances from
         the differences, sorted by distance then index), set on the blocks. Returns (the sum
@@ -305,7 +298,7 @@ class GraphOnBlocks:
             self.blocks.call_each("put", [("s", np.where(d > 0, 1.0 / np.sqrt(
                 np.where(d > 0, d, 1.0)), 0.0)) for d in deg])
             self.exchange("s")
-        nnz = _sum(self.blocks.call("laplacian_rows", normalized, self.degree))
+        nnz = block_sum(self.blocks.call("laplacian_rows", normalized, self.degree))
         self.halo_values = int(sum(h.size for h in halos))
         return int(nnz) // 2
 
@@ -438,7 +431,7 @@ def build(blocks, name: str, params: dict, max_memory: int | None = None) -> Gra
         log.info("graph: the approximate search holds %.1f %% of the exact %d nearest rows of "
                  "%d sampled rows", 100 * recall, k_nn, min(n, RECALL_ROWS))
     else:
-        dist_sum, dist_count = g.knn(k_nn, dense)
+        dist_sum, dist_count = g.knn(k_nn)
     mean_distance = dist_sum / dist_count
     weights = params["graph_weights"]
     t = float("nan")
@@ -525,7 +518,7 @@ def _system_projected(fit: GraphFit, y) -> lapsvm.LandmarkSystem:
     fit.local = [None] * B if fit_rows is None else [
         fit_rows[(fit_rows >= starts[b]) & (fit_rows < starts[b + 1])] - starts[b]
         for b in range(B)]
-    H = _sum(blocks.call_each("gram_sums", [(fit.spec_t, fit.rows, loc) for loc in fit.local]))
+    H = block_sum(blocks.call_each("gram_sums", [(fit.spec_t, fit.rows, loc) for loc in fit.local]))
     return lapsvm.LandmarkSystem.projected(fit.spec, fit.landmarks, fit.rows, fit.T, H,
                                            fit_rows, n)
 
@@ -547,7 +540,7 @@ def _solve_projected(fit: GraphFit, y) -> tuple:
                                   params["max_iter"] or 50, tag=tag)
         blocks.call("keep_values", k, len(tasks))
         _said(stats, tag, fit.name, res, cg=True)
-    rhs = _sum(blocks.call_each("projection_sums", [(fit.spec_t, fit.rows, fit.T, loc)
+    rhs = block_sum(blocks.call_each("projection_sums", [(fit.spec_t, fit.rows, fit.T, loc)
                                                     for loc in fit.local]))
     beta, bs = fit.system.solve_projection(rhs, params["gamma_a"], params["bias"] > 0)
     return fit.T @ beta, bs, stats
@@ -577,22 +570,17 @@ def _system_restricted(fit: GraphFit, y) -> lapsvm.LandmarkSystem:
             g.power("_c", "_c", blocks.call("columns", "A", a, e, "_c"), times=q)
             blocks.call("set_columns", "A", a, "_c")
     if not odd:
-        H = _sum(blocks.call("gram_of", "A", "A"))
+        H = block_sum(blocks.call("gram_of", "A", "A"))
     else:
         H = np.zeros((m1, m1))
         for a in range(0, m1, step):
             e = min(m1, a + step)
             g.power("_c", "_c", blocks.call("columns", "A", a, e, "_c"), times=1)
-            H[:, a:e] = _sum(blocks.call("gram_of", "A", "_c"))
+            H[:, a:e] = block_sum(blocks.call("gram_of", "A", "_c"))
     blocks.call("drop", "A")
     blocks.call("drop", "_c")
-    T = fit.T
-    r = T.shape[1]
-    Tt = np.zeros((m1, r + 1))
-    Tt[:m1 - 1, :r] = T
-    Tt[m1 - 1, r] = 1.0
-    G = Tt.T @ (H @ Tt)
-    return lapsvm.LandmarkSystem(fit.spec, fit.landmarks, fit.rows, T, 0.5 * (G + G.T), n=n)
+    return lapsvm.LandmarkSystem(fit.spec, fit.landmarks, fit.rows, fit.T,
+                                 lapsvm.landmark_sandwich(fit.T, H), n=n)
 
 
 def _solve_restricted(fit: GraphFit, y) -> tuple:

@@ -395,6 +395,19 @@ def pcg(K, lap, Y, c, gamma_a, gamma_i, bias=False, hinge=True, early_stop="stab
 
 # --------------------------------------------------------------------------- landmarks
 
+
+def landmark_sandwich(T: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """T̃ᵀ H T̃ with T̃ = diag(T, 1) (the Nyström factor and the bias's 1), symmetrised: the
+    landmark system over [Z 1] from H over [K 1] ((m + 1)², the last row and column the
+    constant's)."""
+    m, r = T.shape
+    Tt = np.zeros((m + 1, r + 1))
+    Tt[:m, :r] = T
+    Tt[m, r] = 1.0
+    M = Tt.T @ (H @ Tt)
+    return 0.5 * (M + M.T)  # the products need not round alike on both sides
+
+
 @dataclass
 class LandmarkSystem:
     """What a landmark fit holds for every binary task on the same rows, graph and kernel:
@@ -431,11 +444,7 @@ class LandmarkSystem:
         rows = kernels.landmark_rows(Xp, landmarks)
         zn = kernels.sqnorms(rows) if spec.name == "rbf" else None
         T = kernels.nystrom_factor(spec, rows, zn)
-        r = T.shape[1]
         m1 = m + 1
-        Tt = np.zeros((m1, r + 1))
-        Tt[:m, :r] = T
-        Tt[m, r] = 1.0
         if fit == "project":
             # P = T̃ᵀ([K 1]ᵀ[K 1])T̃ summed over blocks of kernel rows: no n × m matrix held
             H = kernels.landmark_gram(spec, Xp if fit_rows is None else Xp[fit_rows], rows, zn)
@@ -472,21 +481,14 @@ class LandmarkSystem:
                 _nb().csr_times(L.indptr[s:e + 1], L.indices, L.data, A, tmp[:e - s])
                 H += A[s:e].T @ tmp[:e - s]
         del A
-        G = Tt.T @ (H @ Tt)
-        G = 0.5 * (G + G.T)  # the products need not round alike on both sides
-        return cls(spec, landmarks, rows, T, G, n=n)
+        return cls(spec, landmarks, rows, T, landmark_sandwich(T, H), n=n)
 
     @classmethod
     def projected(cls, spec: KernelSpec, landmarks, rows, T, H, fit_rows, n) -> LandmarkSystem:
         """The projected form's system from H = [K 1]ᵀ[K 1] over the fit rows
         (:func:`kernels.landmark_gram`, or its sum over a cluster's blocks)."""
-        m1 = landmarks.size + 1
-        r = T.shape[1]
-        Tt = np.zeros((m1, r + 1))
-        Tt[:m1 - 1, :r] = T
-        Tt[m1 - 1, r] = 1.0
-        P = Tt.T @ (H @ Tt)
-        return cls(spec, landmarks, rows, T, None, 0.5 * (P + P.T), "project", fit_rows, n)
+        return cls(spec, landmarks, rows, T, None, landmark_sandwich(T, H), "project", fit_rows,
+                   n)
 
     def features(self, Xp, idx: np.ndarray) -> np.ndarray:
         """The Nyström features Z of the rows ``idx`` of Xp (len(idx) × r)."""

@@ -56,7 +56,7 @@ def test_the_graph_across_blocks_is_the_one_process_graph(k, cuts):
     lb.call_each("place", [(a, n) for a in cuts[:-1]])
     lb.call("use_metric", "euclidean", None, not sp.issparse(Xp))
     g = graph_distributed.GraphOnBlocks(lb, starts, 1)
-    total, count = g.knn(k, not sp.issparse(Xp))
+    total, count = g.knn(k)
     assert np.array_equal(np.vstack([b.idx for b in blocks]), idx)
     assert np.array_equal(np.vstack([b.dist for b in blocks]), dist)
     t = total / count
@@ -88,7 +88,7 @@ def test_the_search_in_pieces_of_queries_is_the_same_graph(monkeypatch):
     lb.call("use_metric", "euclidean", None, True)
     g = graph_distributed.GraphOnBlocks(lb, np.array(cuts), 1)
     g.bytes_per_row = 8 * 5
-    g.knn(6, True)
+    g.knn(6)
     idx, dist = graph.knn(kernels.prepare(X), 6)
     assert np.array_equal(np.vstack([b.idx for b in blocks]), idx)
     assert np.array_equal(np.vstack([b.dist for b in blocks]), dist)
