@@ -14,6 +14,11 @@ round to N machines from these measurements (on paper: see BENCHMARKS).
 
 Usage: python bench/bench_cluster_graph.py DIR [--workers 2] [--threads 1] [--landmarks 500]
        [-k 6] [--degree 1] [--knn exact|approximate|auto] [--reps 1]
+       [--only cluster|one-process] [--log DIR]
+
+``--only`` runs one side alone (at 10⁷ rows each run takes most of an hour); ``--log DIR``
+keeps each run's --verbose log there, written as the run goes (a run stopped early leaves
+the figures of the stages it finished).
 """
 
 from __future__ import annotations
@@ -29,12 +34,18 @@ from pathlib import Path
 BIN = Path(sys.executable).parent
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
+def timed(cmd: list[str], log: Path | None = None) -> tuple[float, str]:
     t = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    if log is None:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        err = r.stderr
+    else:
+        with open(log, "w") as f:
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=f, text=True)
+        err = log.read_text()
     if r.returncode != 0:
-        raise SystemExit(r.stderr)
-    return time.perf_counter() - t, r.stderr
+        raise SystemExit(err)
+    return time.perf_counter() - t, err
 
 
 def error(model: str, test: str) -> float:
@@ -76,33 +87,47 @@ def main() -> None:
     ap.add_argument("--degree", default="1")
     ap.add_argument("--knn", default="exact", help="the neighbour search of both runs")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--only", choices=["cluster", "one-process"])
+    ap.add_argument("--log", type=Path, help="a folder for each run's --verbose log")
     a = ap.parse_args()
+    if a.log:
+        a.log.mkdir(parents=True, exist_ok=True)
+
+    def log(name: str, rep: int) -> Path | None:
+        return a.log / f"{name}-{rep}.log" if a.log else None
 
     import distributed
 
     d = Path(a.dir)
     args = ["-a", "lapsvm", "--check", "none", "--verbose", "--landmarks", a.landmarks,
             "-k", a.k, "--laplacian-degree", a.degree, "--knn", a.knn, str(d / "train.svm")]
-    runs: dict[str, list] = {"cluster": [], "one process": []}
+    runs: dict[str, list] = {}
+    if a.only != "one-process":
+        runs["cluster"] = []
+    if a.only != "cluster":
+        runs["one process"] = []
     cluster = distributed.LocalCluster(n_workers=a.workers, threads_per_worker=a.threads,
                                        processes=True, host="127.0.0.1",
                                        dashboard_address=None, memory_limit=0)
     try:
         for rep in range(a.reps):
-            wall, err = timed([str(BIN / "ssl-train"), "--cluster", cluster.scheduler_address,
-                               *args, "/tmp/bench-cg-c.model"])
-            runs["cluster"].append((wall, figures(err)))
-            print(f"cluster rep {rep}: {wall:.1f} s {runs['cluster'][-1][1]}", flush=True)
-            wall, err = timed([str(BIN / "ssl-train"), "--landmark-fit", "project", *args,
-                               "/tmp/bench-cg-l.model"])
-            runs["one process"].append((wall, figures(err)))
-            print(f"one process rep {rep}: {wall:.1f} s {runs['one process'][-1][1]}",
-                  flush=True)
+            if "cluster" in runs:
+                wall, err = timed([str(BIN / "ssl-train"), "--cluster",
+                                   cluster.scheduler_address, *args, "/tmp/bench-cg-c.model"],
+                                  log("cluster", rep))
+                runs["cluster"].append((wall, figures(err)))
+                print(f"cluster rep {rep}: {wall:.1f} s {runs['cluster'][-1][1]}", flush=True)
+            if "one process" in runs:
+                wall, err = timed([str(BIN / "ssl-train"), "--landmark-fit", "project", *args,
+                                   "/tmp/bench-cg-l.model"], log("one-process", rep))
+                runs["one process"].append((wall, figures(err)))
+                print(f"one process rep {rep}: {wall:.1f} s {runs['one process'][-1][1]}",
+                      flush=True)
     finally:
         cluster.close()
     test = str(d / "test.svm")
-    errs = {"cluster": error("/tmp/bench-cg-c.model", test),
-            "one process": error("/tmp/bench-cg-l.model", test)}
+    models = {"cluster": "/tmp/bench-cg-c.model", "one process": "/tmp/bench-cg-l.model"}
+    errs = {kind: error(models[kind], test) for kind in runs}
 
     def med(kind, key):
         vals = [f[key] for _, f in runs[kind] if key in f]
@@ -119,7 +144,8 @@ def main() -> None:
               f"| {wall:.1f} | {med(kind, 'graph'):.1f} | {med(kind, 'system'):.1f} | "
               f"{med(kind, 'solve'):.1f} | {cg:.0f} | {1e3 * med(kind, 'solve') / cg:.2f} | "
               f"{errs[kind]:.2f} % |")
-    print(f"\nhalo values exchanged per product with L: {med('cluster', 'halo'):.0f}")
+    if "cluster" in runs:
+        print(f"\nhalo values exchanged per product with L: {med('cluster', 'halo'):.0f}")
 
 
 if __name__ == "__main__":

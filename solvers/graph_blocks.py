@@ -241,35 +241,38 @@ class GraphBlock(BlockRows):
 
     def merge_candidates(self, parts: list) -> None:
         """Add the candidates a tree's leaves gave this block's rows (from the blocks that
-        searched them) to theirs."""
-        nb = self.y.size
+        searched them) to theirs, keeping each row's best ``kk`` (the width of the parts'
+        candidates; each candidate once, by distance, ties by index): the k <= kk nearest of
+        all trees' candidates are among them, and the block holds kk per row, not kk per
+        tree (8 trees of 14 at 5·10⁶ rows a block were 10 GB)."""
         for rows, cand, cd in parts:
             if not len(rows):
                 continue
+            kk = cand.shape[1]
+            if self.cand_idx.shape[1] != kk:
+                self.cand_idx = np.full((self.y.size, kk), -1, np.int64)
+                self.cand_sq = np.full((self.y.size, kk), np.inf)
             local = np.asarray(rows) - self.first_row
-            C = np.full((nb, cand.shape[1]), -1, np.int64)
-            S = np.full((nb, cand.shape[1]), np.inf)
-            C[local], S[local] = cand, cd
-            self.cand_idx = np.hstack([self.cand_idx, C])
-            self.cand_sq = np.hstack([self.cand_sq, S])
+            for s in range(0, local.size, MERGE_ROWS):
+                r = local[s:s + MERGE_ROWS]
+                C, S = _nearest_once(np.hstack([self.cand_idx[r], cand[s:s + MERGE_ROWS]]),
+                                     np.hstack([self.cand_sq[r], cd[s:s + MERGE_ROWS]]), kk)
+                self.cand_idx[r], self.cand_sq[r] = np.where(np.isfinite(S), C, -1), S
 
     def finish_candidates(self, k: int) -> tuple:
         """Each row's k nearest among its candidates (each counted once; by distance, ties by
         index) as its neighbours; returns (the sum of their distances, their count, the rows
         with fewer than k)."""
-        C, S = self.cand_idx, self.cand_sq
-        order = np.lexsort((S, C), axis=1)  # by candidate, nearest first: repeats follow
-        C, S = np.take_along_axis(C, order, axis=1), np.take_along_axis(S, order, axis=1)
-        repeat = np.zeros(C.shape, bool)
-        repeat[:, 1:] = C[:, 1:] == C[:, :-1]
-        S = np.where(repeat | (C < 0), np.inf, S)
-        order = np.lexsort((C, S), axis=1)[:, :k]
-        idx = np.take_along_axis(C, order, axis=1)
-        sq = np.take_along_axis(S, order, axis=1)
+        nb = self.y.size
+        idx = np.empty((nb, min(k, self.cand_idx.shape[1])), np.int64)
+        sq = np.empty(idx.shape)
+        for s in range(0, nb, MERGE_ROWS):
+            idx[s:s + MERGE_ROWS], sq[s:s + MERGE_ROWS] = _nearest_once(
+                self.cand_idx[s:s + MERGE_ROWS], self.cand_sq[s:s + MERGE_ROWS], k)
         short = int(np.sum(~np.isfinite(sq).all(axis=1)))
         # a row with fewer than k candidates (a leaf of its own) takes itself at distance 0
         # for the rest: no edge (W has no diagonal), as a row with fewer neighbours
-        own = np.arange(C.shape[0])[:, None] + self.first_row
+        own = np.arange(nb)[:, None] + self.first_row
         idx = np.where(np.isfinite(sq), idx, own)
         sq = np.where(np.isfinite(sq), sq, 0.0)
         self.set_neighbours(idx, np.sqrt(sq))
@@ -632,3 +635,20 @@ class GraphBlock(BlockRows):
         return kernels.kernel_times(kernels.KernelSpec(*spec),
                                     self.Xp[np.asarray(local, dtype=np.int64)], rows,
                                     np.asarray(coef)) + np.asarray(b)
+
+
+# rows whose candidates are merged at a time (the sorts' index arrays stay a few MB wide)
+MERGE_ROWS = 1 << 16
+
+
+def _nearest_once(C, S, k):
+    """Each row's k nearest candidates (C, squared distances S; -1 or inf for none), each
+    candidate once at its smallest distance, ordered by distance, ties by index; inf where a
+    row has fewer."""
+    order = np.lexsort((S, C), axis=1)  # by candidate, nearest first: repeats follow
+    C, S = np.take_along_axis(C, order, axis=1), np.take_along_axis(S, order, axis=1)
+    repeat = np.zeros(C.shape, bool)
+    repeat[:, 1:] = C[:, 1:] == C[:, :-1]
+    S = np.where(repeat | (C < 0), np.inf, S)
+    order = np.lexsort((C, S), axis=1)[:, :k]
+    return np.take_along_axis(C, order, axis=1), np.take_along_axis(S, order, axis=1)
