@@ -20,9 +20,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from ssl_svm.solvers import least_squares, s3vm_jit
 from ssl_svm.solvers import linalg as la
 from ssl_svm.solvers import linalg_numpy as C0
-from ssl_svm.solvers import s3vm_jit
 
 
 class _Problem:
@@ -245,24 +245,13 @@ class Block(BlockRows):
         return P.loss, int(P.J.size)
 
     def cg_start(self, key, precondition: bool) -> tuple:
-        """CGLS's start at ō = o on the active rows: (|J|, diag(X̃_Jᵀ C X̃_J) or None,
-        X̃_Jᵀ z, ‖z‖²) with z = C(Y - ō) on J."""
+        """CGLS's start at ō = o on the active rows (:class:`solvers.linalg.KernelRows`):
+        (|J|, diag(X̃_Jᵀ C X̃_J) or None, X̃_Jᵀ z, ‖z‖²) with z = C(Y - ō) on J."""
         P = self.p[key]
         P.ob[:] = P.o
-        J = P.J
-        n = self.Xv.shape[1] + 1
-        P.z = P.Ce[J] * (P.Ye[J] - P.ob[J])
-        P.q = np.empty(J.size)
-        nnz = int(np.sum(P.a[0][J + 1] - P.a[0][J])) if J.size else 0
-        P.par = self.threads > 1 and nnz >= la.PARALLEL_NNZ and nnz >= 4 * n
-        P.buf = np.empty((self.threads if P.par else 1, n))
-        diag = None
-        if precondition and J.size:
-            diag = np.empty(n)
-            la.diag_sums(*P.a, self.bias, P.Ce, J, diag, P.buf)
-        r = np.zeros(n)
-        omega_z = la.xt_times(*P.a, self.bias, J, P.z, r, P.buf, P.par) if J.size else 0.0
-        return int(J.size), diag, r, omega_z
+        P.cg = la.KernelRows(*P.a, self.bias, P.Ye, P.Ce, P.J, P.ob, self.Xv.shape[1] + 1,
+                             self.threads)
+        return P.cg.cg_start(precondition)[0]
 
     def gram_rows(self, key) -> tuple:
         """(Σ (m_i + 1)(m_i + 2)/2, Σ m_i, |J|) over the active rows (the exact solve's work)."""
@@ -289,22 +278,11 @@ class Block(BlockRows):
         """Apply the step γ of the last product (ō_J += γq, z -= γCq; none when γ is None),
         then the next product for direction p: returns (‖z‖² after the step or None,
         X̃_Jᵀ C X̃_J p, Σ C q²)."""
-        P = self.p[key]
-        omega_z = None
-        if gamma is not None:
-            omega_z = la.apply_step(P.J, P.Ce, P.ob, P.z, P.q, gamma)
-        if P.J.size == 0:
-            return omega_z, np.zeros(p.size), 0.0
-        omega_q = la.normal_product(*P.a, self.bias, P.J, p, P.Ce, P.q, P.buf, P.par)
-        return omega_z, P.buf[0], omega_q  # sent before the next step reuses buf
+        return self.p[key].cg.cg_step(gamma, p)[0]  # summed before the next step reuses t
 
     def cg_residual(self, key) -> tuple:
         """(X̃_Jᵀ z, ‖z‖²) from z itself (CGLS's stopping test)."""
-        P = self.p[key]
-        r = np.zeros(self.Xv.shape[1] + 1)
-        if P.J.size == 0:
-            return r, 0.0
-        return r, la.xt_times(*P.a, self.bias, P.J, P.z, r, P.buf, P.par)
+        return self.p[key].cg.cg_residual()[0]
 
     def finish_bar(self, key, w_bar, eps) -> bool:
         """ō on the inactive rows from w̄; True when the margins agree with the active set."""
@@ -339,31 +317,17 @@ class Block(BlockRows):
         P.o, P.ob = P.ob, P.o
         P.J, P.I, P.loss, P.Ye, P.Ce, P.act = P.staged
 
-    def line_start(self, key, k) -> tuple:
-        """The line search's terms here (:func:`solvers.linalg.line_pieces`), its breakpoints
-        sorted with prefix sums of (ΔL, ΔR); returns (L, R, breakpoints, up to k of them)."""
+    def line_terms(self, key) -> tuple:
+        """The line search's terms here (:class:`solvers.least_squares.Breakpoints`): (L, R,
+        ΔL₁, ΔR₁); the breakpoints kept for :meth:`line_batch`."""
         P = self.p[key]
-        L, R, deltas, dl, dr = la.line_pieces(P.Y, P.C, P.virtual(P.o), P.virtual(P.ob))
-        order = np.argsort(deltas, kind="mergesort")
-        P.bp = deltas[order]
-        P.cl = np.concatenate([[0.0], np.cumsum(dl[order])])
-        P.cr = np.concatenate([[0.0], np.cumsum(dr[order])])
-        return L, R, int(P.bp.size), _spread(P.bp, k)
+        P.bp = least_squares.Breakpoints(*la.line_pieces(P.Y, P.C, P.virtual(P.o),
+                                                         P.virtual(P.ob)), la.first_k)
+        return P.bp.terms()
 
-    def line_eval(self, key, ts) -> tuple:
-        """For each δ in ts, the (ΔL, ΔR) sums and counts of the breakpoints < δ and <= δ."""
-        P = self.p[key]
-        ts = np.asarray(ts, dtype=np.float64)
-        lt = np.searchsorted(P.bp, ts, "left")
-        le = np.searchsorted(P.bp, ts, "right")
-        return P.cl[lt], P.cr[lt], lt, P.cl[le], P.cr[le], le
-
-    def line_between(self, key, lo, hi, k) -> np.ndarray:
-        """Breakpoints in (lo, hi): all if at most k, else k spread evenly."""
-        P = self.p[key]
-        a = np.searchsorted(P.bp, lo, "right")
-        b = np.searchsorted(P.bp, hi, "left")
-        return _spread(P.bp[a:b], k)
+    def line_batch(self, key, upper: bool, k) -> tuple:
+        """The next k breakpoints (δ, ΔL, ΔR) of one side of δ = 1 in increasing δ."""
+        return self.p[key].bp.batch(bool(upper), k)
 
     def move(self, key, delta) -> tuple:
         """o += δ(ō - o); the new active set (the old one kept): returns (loss, |J|)."""

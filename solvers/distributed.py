@@ -8,10 +8,11 @@ block order; sums are taken in that order, so a fit on the same blocks gives the
 
 Per CG iteration one call: the driver sends the direction p (and the previous step γ, which the
 blocks apply to their outputs and residual sums), each block returns X̃_Jᵀ C X̃_J p (MPI-
-LIBLINEAR's pattern: one d-vector each way per Hessian-vector product). The exact line search
-narrows the breakpoints' interval by candidates the blocks propose (a few calls, whatever the
-number of rows); tsvm's switching merges each block's best S candidates; tsvm's initial
-labelling finds the output threshold by the same narrowing; da's ν root is
+LIBLINEAR's pattern: one d-vector each way per Hessian-vector product); CGLS and the exact line
+search are :mod:`solvers.least_squares`'s, over :class:`BlockSums` (the line search merges the
+blocks' breakpoints batch by batch: two or three calls, whatever the number of rows); tsvm's
+switching merges each block's best S candidates; tsvm's initial labelling finds the output
+threshold by narrowing an interval with candidates the blocks propose; da's ν root is
 :func:`solvers.s3vm.find_nu` over summed balances. The iterates are the one-process solver's
 up to the order of the sums.
 """
@@ -24,6 +25,7 @@ import time
 
 import numpy as np
 
+from ssl_svm.solvers import least_squares
 from ssl_svm.solvers import linalg_numpy as C0
 from ssl_svm.solvers.errors import ProblemError
 from ssl_svm.solvers.linear import SVM_FORCING, LinearResult, newton_loop
@@ -36,9 +38,8 @@ from ssl_svm.solvers.s3vm import (
 
 log = logging.getLogger("ssl.solver.distributed")
 
-# candidates each block proposes per narrowing of the line search's (or the threshold's)
-# interval: all its breakpoints in the interval when it has at most this many, so a line search
-# usually takes 2-4 calls
+# candidates each block proposes per narrowing of the threshold's interval: all its values in
+# the interval when it has at most this many, so a search usually takes 2-4 calls
 CANDIDATES = 256
 
 
@@ -59,25 +60,41 @@ class LocalBlocks:
         return getattr(self.blocks[b], method)(*args)
 
 
-def block_sum(parts):
-    """Σ of the parts in block order (scalars or arrays)."""
-    total = parts[0]
-    if isinstance(total, np.ndarray):
-        total = total.copy()
-    for p in parts[1:]:
-        total = total + p
-    return total
+block_sum = least_squares.part_sum  # Σ of the parts in block order (scalars or arrays)
 
 
 # --------------------------------------------------------------------------- CGLS
 
+class BlockSums:
+    """Problem ``key`` of the blocks as :mod:`solvers.least_squares` sees rows: each call one
+    request to every block, its parts in block order."""
+
+    def __init__(self, blocks, key):
+        self.blocks, self.key = blocks, key
+
+    def cg_start(self, precondition: bool) -> list:
+        return self.blocks.call("cg_start", self.key, bool(precondition))
+
+    def cg_step(self, gamma, p) -> list:
+        return self.blocks.call("cg_step", self.key, gamma, p)
+
+    def cg_residual(self) -> list:
+        return self.blocks.call("cg_residual", self.key)
+
+    def line_terms(self) -> list:
+        return self.blocks.call("line_terms", self.key)
+
+    def line_batch(self, upper: bool, k) -> list:
+        return self.blocks.call("line_batch", self.key, bool(upper), k)
+
+
 def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct=None,
          bias=1.0):
-    """:func:`solvers.linalg.cgls` over the blocks' active rows, from β (updated in place); the
-    blocks' ō tracks X̃β on their active rows. Returns (converged, iterations). With
-    ``direct`` (:class:`solvers.linalg_numpy.DirectSolves`, the fit's), the step is solved
-    exactly when it says so, as :meth:`solvers.linear.Routines.cgls` does: the blocks' parts
-    of X̃_Jᵀ C X̃_J summed in block order, factored here."""
+    """:func:`solvers.least_squares.cgls` over the blocks' active rows, from β (updated in
+    place); the blocks' ō tracks X̃β on their active rows. Returns (converged, iterations).
+    With ``direct`` (:class:`solvers.linalg_numpy.DirectSolves`, the fit's), the step is
+    solved exactly when it says so, as :meth:`solvers.linear.Routines.cgls` does: the blocks'
+    parts of X̃_Jᵀ C X̃_J summed in block order, factored here."""
     if direct is not None:
         if direct.deciding:
             parts = blocks.call("gram_rows", key)
@@ -88,64 +105,8 @@ def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct
         opt, it = cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing)
         direct.cg_done(it)
         return opt, it
-    n = beta.size
-    parts = blocks.call("cg_start", key, bool(precondition))
-    if sum(p[0] for p in parts) == 0:
-        beta[:] = 0.0
-        return True, 0
-    m_inv = np.ones(n)
-    if precondition:
-        diag = block_sum([p[1] for p in parts if p[1] is not None])
-        m_inv = 1.0 / (lam + C0.ALPHA * diag)
-    r = block_sum([p[2] for p in parts]) - lam * beta
-    omega_z = block_sum([p[3] for p in parts])
-    omega1 = float(r @ r)
-    rho = float(r @ (m_inv * r))
-    p = m_inv * r
-    eps2 = eps * eps
-    if omega1 <= eps2 * omega_z:
-        return True, 0
-    omega_p = float(p @ p)
-    inexact = forcing * forcing * omega1
-    gained = 0.0
-    stalls = 0
-    it = 0
-    res = blocks.call("cg_step", key, None, p)
-    while True:
-        if it >= itermax:
-            return False, it
-        it += 1
-        t = block_sum([x[1] for x in res])
-        curv = lam * omega_p + block_sum([x[2] for x in res])
-        if not curv > 0.0:
-            return True, it - 1
-        gamma = rho / curv
-        gain = 0.5 * gamma * rho
-        gained += gain
-        stalls = stalls + 1 if gain <= C0.STALL * gained else 0
-        beta += gamma * p
-        r -= gamma * (t + lam * p)
-        omega1 = float(r @ r)
-        rho_new = float(r @ (r * m_inv))
-        p_next = m_inv * r + p * (rho_new / rho)
-        # the blocks apply γ and already form the next product: one call per iteration
-        res = blocks.call("cg_step", key, gamma, p_next)
-        omega_z = block_sum([x[0] for x in res])
-        if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
-            parts = blocks.call("cg_residual", key)
-            r = block_sum([x[0] for x in parts]) - lam * beta
-            omega_z = block_sum([x[1] for x in parts])
-            omega1 = float(r @ r)
-            rho_new = float(r @ (m_inv * r))
-            if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
-                return True, it
-            p_next = m_inv * r + p * (rho_new / rho)
-            res = blocks.call("cg_step", key, None, p_next)
-        if omega1 <= inexact:
-            return False, it
-        rho = rho_new
-        p = p_next
-        omega_p = float(p @ p)
+    return least_squares.cgls(BlockSums(blocks, key), lam, beta, eps, itermax, precondition,
+                              forcing)
 
 
 def _solve(blocks, key, lam, beta, eps, bias) -> bool:
@@ -168,67 +129,6 @@ def _solve(blocks, key, lam, beta, eps, bias) -> bool:
         beta[:] = x
         return True
     return False
-
-
-# --------------------------------------------------------------------------- line search
-
-def line_search(blocks, key, lam, w, w_bar) -> float:
-    """:func:`solvers.linalg.line_search` over the blocks: the exact minimiser δ ≥ 0 of the
-    objective on w + δ(w̄ - w). φ′ is L + δ(R - L) on each piece between breakpoints; the
-    piece holding its root is found by narrowing an interval of breakpoints with candidates
-    the blocks propose (φ′ at a breakpoint is the same from either side)."""
-    dw = w_bar - w
-    L0 = lam * float(w @ dw)
-    R0 = lam * float(w_bar @ dw)
-    parts = blocks.call("line_start", key, CANDIDATES)
-    L0 += block_sum([p[0] for p in parts])
-    R0 += block_sum([p[1] for p in parts])
-    if L0 >= 0.0:  # not a descent direction
-        return 0.0
-    cands = np.unique(np.concatenate([[1.0]] + [p[3] for p in parts]))
-    lo = 0.0  # φ′ < 0 at lo (a breakpoint, or 0); the root's piece lies right of it
-    lo_lr = (L0, R0)  # (L, R) of the piece right of lo
-    while True:
-        ev = blocks.call("line_eval", key, cands)
-        L_lt = L0 + block_sum([e[0] for e in ev])
-        R_lt = R0 + block_sum([e[1] for e in ev])
-        n_lt = block_sum([e[2] for e in ev])
-        L_le = L0 + block_sum([e[3] for e in ev])
-        R_le = R0 + block_sum([e[4] for e in ev])
-        n_le = block_sum([e[5] for e in ev])
-        phi = L_lt + cands * (R_lt - L_lt)
-        up = np.flatnonzero(phi >= 0.0)
-        k = int(up[0]) if up.size else cands.size
-        if k > 0:
-            lo = float(cands[k - 1])
-            lo_lr = (float(L_le[k - 1]), float(R_le[k - 1]))
-            n_lo = int(n_le[k - 1])
-        else:
-            n_lo = 0 if lo == 0.0 else None
-        if k < cands.size:
-            hi = float(cands[k])
-            hi_lr = (float(L_lt[k]), float(R_lt[k]))
-            inside = int(n_lt[k]) - n_lo if n_lo is not None else None
-        else:
-            hi = math.inf
-            hi_lr = lo_lr
-            inside = None
-        if inside is None:
-            more = blocks.call("line_between", key, lo, hi, CANDIDATES)
-            inside = sum(m.size for m in more)
-            if inside == 0:
-                L, R = hi_lr if hi < math.inf else lo_lr
-                break
-            cands = np.unique(np.concatenate(more))
-            continue
-        if inside == 0:
-            L, R = hi_lr
-            break
-        more = blocks.call("line_between", key, lo, hi, CANDIDATES)
-        cands = np.unique(np.concatenate(more))
-    if R - L <= 0.0:  # w̄ == w: nothing to move
-        return 0.0
-    return -L / (R - L)
 
 
 # --------------------------------------------------------------------------- MFN
@@ -270,7 +170,7 @@ class BlockRows:
         self.blocks.call("accept_bar", self.key)
 
     def line_search(self, w, w_bar) -> float:
-        return line_search(self.blocks, self.key, self.lam, w, w_bar)
+        return least_squares.line_search(BlockSums(self.blocks, self.key), self.lam, w, w_bar)
 
     def move(self, delta):
         parts = self.blocks.call("move", self.key, delta)

@@ -1,5 +1,7 @@
-"""Linear-family core: CGLS and the exact piecewise-quadratic line search (Sindhwani &
-Keerthi 2006).
+"""Linear-family core on numba: the row products of CGLS and the exact piecewise-quadratic line
+search (Sindhwani & Keerthi 2006; the algorithms themselves are :mod:`solvers.least_squares`'s,
+over :class:`KernelRows` here), the active sets, the gradient test and the exact Newton
+system.
 
 Conventions shared by every routine here:
 
@@ -201,22 +203,6 @@ def xt_times(indptr, indices, data, bias, rows, z, r, buf, par):
     return zz
 
 
-@njit(cache=True)
-def _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv, r, buf, par):
-    """CGLS's residual from z itself: r = X̃_Jᵀ z - λβ (r overwritten). Returns (||z||²,
-    ||r||², Σ_k r_k (m_inv_k r_k))."""
-    for k in range(r.size):
-        r[k] = 0.0
-    omega_z = xt_times(indptr, indices, data, bias, J, z, r, buf, par)
-    omega1 = 0.0
-    rho = 0.0
-    for k in range(r.size):
-        r[k] -= lam * beta[k]
-        omega1 += r[k] * r[k]
-        rho += r[k] * (m_inv[k] * r[k])
-    return omega_z, omega1, rho
-
-
 @njit(cache=True, parallel=True)
 def diag_sums(indptr, indices, data, bias, C, J, out, buf):
     """out = diag(X̃_Jᵀ C_J X̃_J) (the bias column's entry last), the rows scattered in
@@ -264,10 +250,10 @@ def _xt_diag_block(indptr, indices, data, rows, lo, hi, z, C, acc):
 
 
 @njit(cache=True, parallel=True)
-def _residual_jacobi(indptr, indices, data, bias, C, J, z, lam, beta, m_inv, r, nb):
-    """The preconditioner (:func:`diag_sums`) and then :func:`_residual` (the same values), in
-    one pass over the rows in nb threaded blocks: m_inv = 1 / (λ + α·diag(X̃_Jᵀ C_J X̃_J))
-    and r = X̃_Jᵀ z - λβ. Returns (||z||², ||r||², Σ_k r_k (m_inv_k r_k))."""
+def xt_diag(indptr, indices, data, bias, C, J, z, r, diag, nb):
+    """:func:`xt_times` and :func:`diag_sums` in one pass over the rows in nb threaded
+    blocks: r = X̃_Jᵀ z and diag = diag(X̃_Jᵀ C_J X̃_J) (both overwritten), the same sums in
+    the same order. Returns ||z||²."""
     n = r.size
     na = J.size
     acc = np.empty((nb, n, 2))
@@ -285,7 +271,7 @@ def _residual_jacobi(indptr, indices, data, bias, C, J, z, lam, beta, m_inv, r, 
             s += acc[b, k, 0]
             e += acc[b, k, 1]
         r[k] = s
-        m_inv[k] = e
+        diag[k] = e
     zs = 0.0
     omega_z = 0.0
     cs = 0.0
@@ -294,15 +280,8 @@ def _residual_jacobi(indptr, indices, data, bias, C, J, z, lam, beta, m_inv, r, 
         omega_z += zsq[b]
         cs += csum[b]
     r[n - 1] += bias * zs
-    m_inv[n - 1] = bias * bias * cs
-    omega1 = 0.0
-    rho = 0.0
-    for k in range(n):
-        m_inv[k] = 1.0 / (lam + ALPHA * m_inv[k])
-        r[k] -= lam * beta[k]
-        omega1 += r[k] * r[k]
-        rho += r[k] * (m_inv[k] * r[k])
-    return omega_z, omega1, rho
+    diag[n - 1] = bias * bias * cs
+    return omega_z
 
 
 @njit(cache=True)
@@ -331,155 +310,6 @@ def apply_step(J, C, o, z, q, gamma):
         z[t] = zt
         omega_z += zt * zt
     return omega_z
-
-
-def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
-         threads=1, forcing=0.0):
-    """Seeded (preconditioned) conjugate gradient for the regularised least-squares problem
-
-        (λI + X_Jᵀ C_J X_J) β = X_Jᵀ C_J Y_J
-
-    over the rows J, starting from β (updated in place); o[J] must equal X_J β on entry and is
-    kept equal to it. Stops when ``||r||² <= eps² ||z||²`` with ``z = C(Y - o)`` and
-    ``r = X_Jᵀ z - λβ`` (SVMlin's rule, on the unpreconditioned residual) or after ``itermax``
-    iterations. With ``precondition`` the search directions use the diagonal preconditioner
-    of :func:`_residual_jacobi` (the iterates solve the same system; only the path to it is
-    shorter on badly scaled data). With ``forcing`` > 0 it also stops, returning not
-    converged, once ``||r|| <= forcing ||r₀||`` (r₀ the residual at the seed: a truncated
-    Newton step).
-    ``threads`` > 1 runs the row products on that many threads when the active rows hold at
-    least PARALLEL_NNZ values (pass :func:`threads`).
-    Returns (converged, iterations). :func:`cgls_start` and :func:`cgls_steps` are the same
-    computation in pieces (a caller between them can report progress).
-    """
-    # a plain function: the compiled pieces get the types the solvers pass (a cached compiled
-    # caller whose default arguments were left out compiled them a second time with numba's
-    # "omitted" types, and that cache, loaded in another process, crashed it)
-    done, z, q, r, p, m_inv, buf, sc = cgls_start(indptr, indices, data, float(bias), Y, C, J,
-                                                  float(lam), beta, o, float(eps),
-                                                  bool(precondition), int(threads),
-                                                  float(forcing))
-    if done:
-        return True, 0
-    status = cgls_steps(indptr, indices, data, float(bias), C, J, float(lam), beta, o, z, q, r,
-                        p, m_inv, buf, sc, int(itermax), int(itermax))
-    return status == CG_CONVERGED, int(sc[5])
-
-
-CG_RUNNING = 0  # cgls_steps: the steps given were taken, not finished
-CG_CONVERGED = 1
-CG_STOPPED = 2  # at itermax, or at the forcing term's residual: not converged
-
-
-@njit(cache=True)
-def cgls_start(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, precondition, threads,
-               forcing):
-    """:func:`cgls`'s set-up at the seed β: returns (done, z, q, r, p, m_inv, buf, state),
-    done when the seed already passes the test (β = 0 for no rows). ``state`` holds the
-    scalars: rho, ‖p‖², eps², the forcing bound, gained, iterations, stalls, parallel."""
-    n = beta.size
-    na = J.size
-    z = np.empty(na)
-    q = np.empty(na)
-    r = np.empty(n)
-    p = np.empty(n)
-    m_inv = np.ones(n)
-    sc = np.zeros(8)
-    if na == 0:  # no rows: the minimiser of λ/2||β||² is β = 0, and o[J] is empty
-        beta[:] = 0.0
-        return True, z, q, r, p, m_inv, np.empty((1, n)), sc
-    for t in range(na):
-        i = J[t]
-        z[t] = C[i] * (Y[i] - o[i])
-    nnz_j = 0
-    for t in range(na):
-        nnz_j += indptr[J[t] + 1] - indptr[J[t]]
-    # threads pay off when the products outweigh the per-iteration merge of n-long buffers
-    par = threads > 1 and nnz_j >= PARALLEL_NNZ and nnz_j >= 4 * n
-    buf = np.empty((threads if par else 1, n))
-    if precondition:
-        omega_z, omega1, rho = _residual_jacobi(indptr, indices, data, bias, C, J, z, lam,
-                                                beta, m_inv, r, buf.shape[0])
-    else:
-        omega_z, omega1, rho = _residual(indptr, indices, data, bias, J, z, lam, beta, m_inv,
-                                         r, buf, par)
-    for k in range(n):
-        p[k] = m_inv[k] * r[k]
-    eps2 = eps * eps
-    if omega1 <= eps2 * omega_z:
-        return True, z, q, r, p, m_inv, buf, sc
-    omega_p = 0.0
-    for k in range(n):
-        omega_p += p[k] * p[k]
-    sc[0] = rho
-    sc[1] = omega_p
-    sc[2] = eps2
-    sc[3] = forcing * forcing * omega1
-    sc[7] = 1.0 if par else 0.0
-    return False, z, q, r, p, m_inv, buf, sc
-
-
-@njit(cache=True)
-def cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p, m_inv, buf, sc,
-               steps, itermax):
-    """At most ``steps`` more iterations of :func:`cgls` from the state :func:`cgls_start`
-    (or the previous call) left; returns CG_RUNNING, CG_CONVERGED or CG_STOPPED."""
-    n = beta.size
-    rho, omega_p, eps2, inexact, gained = sc[0], sc[1], sc[2], sc[3], sc[4]
-    it, stalls = int(sc[5]), int(sc[6])
-    par = sc[7] != 0.0
-    status = CG_RUNNING
-    end = min(itermax, it + steps)
-    while True:
-        if it >= itermax:
-            status = CG_STOPPED
-            break
-        if it >= end:
-            break
-        it += 1
-        omega_q = normal_product(indptr, indices, data, bias, J, p, C, q, buf, par)
-        curv = lam * omega_p + omega_q
-        if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
-            it -= 1
-            status = CG_CONVERGED
-            break
-        gamma = rho / curv
-        # this step lowers the quadratic objective by gamma·rho/2; once steps lower it by
-        # less than its rounding (STALL of all that was gained), the residual is at the floor
-        # the products' rounding sets (on badly scaled rows it stays above eps·||X'z||), and
-        # more iterations only lose the conjugacy and drift: converged, as far as double
-        # precision goes
-        gain = 0.5 * gamma * rho
-        gained += gain
-        stalls = stalls + 1 if gain <= STALL * gained else 0
-        # the residual r = X̃_Jᵀ z - λβ by recurrence, z = C(Y - o): r -= γ (t + λp)
-        omega_z = apply_step(J, C, o, z, q, gamma)
-        omega1 = 0.0
-        rho_new = 0.0
-        for k in range(n):
-            beta[k] += gamma * p[k]
-            r[k] -= gamma * (buf[0, k] + lam * p[k])
-            omega1 += r[k] * r[k]
-            rho_new += r[k] * r[k] * m_inv[k]
-        if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
-            # the stopping test is SVMlin's, on the residual itself: recompute it from z
-            # (the recurrence drifts by rounding); when it fails, CG goes on from it
-            omega_z, omega1, rho_new = _residual(indptr, indices, data, bias, J, z, lam, beta,
-                                                 m_inv, r, buf, par)
-            if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
-                status = CG_CONVERGED
-                break
-        if omega1 <= inexact:
-            status = CG_STOPPED
-            break
-        scale = rho_new / rho
-        rho = rho_new
-        omega_p = 0.0
-        for k in range(n):
-            p[k] = m_inv[k] * r[k] + p[k] * scale
-            omega_p += p[k] * p[k]
-    sc[0], sc[1], sc[4], sc[5], sc[6] = rho, omega_p, gained, it, stalls
-    return status
 
 
 @njit(cache=True)
@@ -731,104 +561,6 @@ def first_k(rows, keys, k):
     return rows[sel]
 
 
-# a line search's root lies near δ = 1, a few breakpoints past it: the first this many are
-# ordered alone, and all of them only when the root lies further (17,000 breakpoints a search
-# on w8a's tsvm, 0.7 ms to sort; a middle batch of 1,024 cost the searches that walk far more
-# than it saved)
-WALK_BATCH = 64
-
-
-@njit(cache=True)
-def _walk(deltas, index, sign, sel, L, R, o, o_bar, Y, C):
-    """Walk the breakpoints sel in increasing δ (ties in the order of sel) from the piece with
-    derivative L + δ(R - L) until φ′ turns non-negative; returns the final (L, R)."""
-    n = sel.size
-    keys = deltas[sel]
-    done = 0
-    batch = min(WALK_BATCH, n)
-    while done < n:
-        top = first_k(sel, keys, batch)
-        for t in range(done, batch):
-            j = top[t]
-            if L + deltas[j] * (R - L) >= 0.0:
-                return L, R
-            i = index[j]
-            dd = sign[j] * C[i] * (o_bar[i] - o[i])
-            L += dd * (o[i] - Y[i])
-            R += dd * (o_bar[i] - Y[i])
-        done = batch
-        batch = n
-    return L, R
-
-
-@njit(cache=True)
-def line_search(w, w_bar, lam, o, o_bar, Y, C):
-    """Exact minimiser δ ≥ 0 of φ(δ) = f(w + δ(w̄ - w)) for the L2-SVM objective.
-
-    φ′ is piecewise linear in δ: on each piece it is L + δ(R - L), where L and R are φ′ at
-    δ = 0 and δ = 1 with the active set of that piece. The breakpoints are where a row's margin
-    y·o crosses 1; walk them in increasing order until φ′ changes sign. Newton steps usually
-    end near δ = 1, so φ′ is first evaluated there and only the breakpoints on the side of 1
-    that holds the root are sorted.
-    """
-    omega_l = 0.0
-    omega_r = 0.0
-    for k in range(w.size):
-        diff = w_bar[k] - w[k]
-        omega_l += w[k] * diff
-        omega_r += w_bar[k] * diff
-    L = lam * omega_l
-    R = lam * omega_r
-    m = Y.size
-    deltas = np.empty(m)
-    index = np.empty(m, np.int64)
-    sign = np.empty(m)
-    p = 0
-    for i in range(m):
-        yo = Y[i] * o[i]
-        diff = Y[i] * (o_bar[i] - o[i])
-        if yo < 1.0:
-            dd = C[i] * (o_bar[i] - o[i])
-            L += (o[i] - Y[i]) * dd
-            R += (o_bar[i] - Y[i]) * dd
-            if diff > 0.0:  # leaves the active set at this δ
-                deltas[p] = (1.0 - yo) / diff
-                index[p] = i
-                sign[p] = -1.0
-                p += 1
-        elif diff < 0.0:  # enters the active set at this δ
-            deltas[p] = (1.0 - yo) / diff
-            index[p] = i
-            sign[p] = 1.0
-            p += 1
-    if L >= 0.0:  # not a descent direction: δ = 0 is the minimiser over δ ≥ 0
-        return 0.0
-    lo = np.empty(p, np.int64)
-    hi = np.empty(p, np.int64)
-    nlo = 0
-    nhi = 0
-    L1 = L
-    R1 = R
-    for j in range(p):
-        if deltas[j] < 1.0:
-            lo[nlo] = j
-            nlo += 1
-            i = index[j]
-            dd = sign[j] * C[i] * (o_bar[i] - o[i])
-            L1 += dd * (o[i] - Y[i])
-            R1 += dd * (o_bar[i] - Y[i])
-        else:
-            hi[nhi] = j
-            nhi += 1
-    if R1 >= 0.0:  # φ′(1) >= 0: the root lies in [0, 1]
-        L, R = _walk(deltas, index, sign, lo[:nlo], L, R, o, o_bar, Y, C)
-    else:
-        L, R = _walk(deltas, index, sign, hi[:nhi], L1, R1, o, o_bar, Y, C)
-    if R - L <= 0.0:  # w̄ == w: nothing to move
-        return 0.0
-    return -L / (R - L)
-
-
 @njit(cache=True)
 def sq_norm(w):
     s = 0.0
@@ -927,3 +659,52 @@ def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
         for a2 in range(a):
             H[a2, a] = H[a, a2]
     return H.copy(), b.copy()
+
+
+class KernelRows:
+    """CGLS's rows (:mod:`solvers.least_squares`) in this process on these kernels: the rows J
+    of a CSR matrix (its three arrays) with targets Y, costs C and outputs o (o[J] = X̃_J β,
+    updated in place), for n = d + 1 unknowns; the products are threaded over ``threads``
+    blocks when the active rows hold at least PARALLEL_NNZ values (and 4n)."""
+
+    def __init__(self, indptr, indices, data, bias, Y, C, J, o, n, threads):
+        self.a = (indptr, indices, data, float(bias))
+        self.Y, self.C, self.J, self.o = Y, C, J, o
+        self.n = int(n)
+        J = self.J
+        nnz = int(np.sum(indptr[J + 1] - indptr[J])) if J.size else 0
+        # threads pay off when the products outweigh the per-iteration merge of n-long buffers
+        self.par = threads > 1 and nnz >= PARALLEL_NNZ and nnz >= 4 * self.n
+        self.buf = np.empty((int(threads) if self.par else 1, self.n))
+        self.q = np.empty(J.size)
+        self.z = np.empty(J.size)
+
+    def cg_start(self, precondition: bool) -> list:
+        J, C = self.J, self.C
+        if J.size == 0:
+            return [(0, None, np.zeros(self.n), 0.0)]
+        self.z = C[J] * (self.Y[J] - self.o[J])
+        r = np.empty(self.n)
+        diag = None
+        if precondition:
+            diag = np.empty(self.n)
+            omega_z = xt_diag(*self.a, C, J, self.z, r, diag, self.buf.shape[0])
+        else:
+            r[:] = 0.0
+            omega_z = xt_times(*self.a, J, self.z, r, self.buf, self.par)
+        return [(int(J.size), diag, r, omega_z)]
+
+    def cg_step(self, gamma, p) -> list:
+        omega_z = None
+        if gamma is not None:
+            omega_z = apply_step(self.J, self.C, self.o, self.z, self.q, gamma)
+        if self.J.size == 0:
+            return [(omega_z, np.zeros(p.size), 0.0)]
+        omega_q = normal_product(*self.a, self.J, p, self.C, self.q, self.buf, self.par)
+        return [(omega_z, self.buf[0], omega_q)]  # summed (copied) before the next step
+
+    def cg_residual(self) -> list:
+        r = np.zeros(self.n)
+        if self.J.size == 0:
+            return [(r, 0.0)]
+        return [(r, xt_times(*self.a, self.J, self.z, r, self.buf, self.par))]

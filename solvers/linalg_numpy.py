@@ -3,9 +3,10 @@
 The first numba function a process calls costs about 0.3 s before any work: numba's import,
 its compiler target's set-up and the threading layer's start. On a few hundred labeled rows
 the whole L2-SVM-MFN solve takes milliseconds, and shell loops and Makefiles run thousands of
-such jobs. These are :mod:`solvers.linalg`'s routines (same names, arguments, conventions and
-stopping rules; see there) written as whole-array numpy and scipy.sparse operations: per call a
-few dozen C loops instead of one compiled loop, 2-6x slower per CG iteration, so a small fit
+such jobs. These are :mod:`solvers.linalg`'s routines (same names, arguments and conventions;
+see there; :class:`ArrayRows` is its :class:`~solvers.linalg.KernelRows`, the rows CGLS in
+:mod:`solvers.least_squares` runs over) written as whole-array numpy and scipy.sparse
+operations: per call a few dozen C loops instead of one compiled loop, so a small fit
 begins on them and moves to numba only if its work outgrows numba's start-up
 (:class:`solvers.linear.Routines`). The iterates are the same up to rounding (sums are taken in
 another order).
@@ -61,73 +62,54 @@ def outputs(indptr, indices, data, bias, w, rows, o):
         o[rows] = _rows(_matrix(indptr, indices, data, w.size), rows) @ w[:-1] + bias * w[-1]
 
 
-def cgls(indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax, precondition,
-         threads=1, forcing=0.0):
-    """:func:`solvers.linalg.cgls`: seeded (preconditioned) CG for
-    ``(λI + X_Jᵀ C_J X_J) β = X_Jᵀ C_J Y_J``, β and o[J] updated in place.
-    Returns (converged, iterations)."""
-    n = beta.size
-    if J.size == 0:
-        beta[:] = 0.0
-        return True, 0
-    XJ = _rows(_matrix(indptr, indices, data, n), J)
-    XT = XJ.T.tocsr()  # the transpose product as a row loop: no scatter
-    CJ = C[J]
-    oJ = o[J]
-    z = CJ * (Y[J] - oJ)
-    m_inv = np.ones(n)
-    if precondition:
-        m_inv[:-1] = XT.multiply(XT) @ CJ
-        m_inv[-1] = bias * bias * CJ.sum()
-        m_inv = 1.0 / (lam + ALPHA * m_inv)
-    r = np.empty(n)
-    _xt(XT, z, bias, r)
-    omega_z = float(z @ z)
-    r -= lam * beta
-    p = m_inv * r
-    omega1 = float(r @ r)
-    rho = float(r @ p)
-    eps2 = eps * eps
-    if omega1 <= eps2 * omega_z:
-        return True, 0
-    inexact = forcing * forcing * omega1
-    omega_p = float(p @ p)
-    it = 0
-    stalls = 0
-    gained = 0.0
-    converged = False
-    while it < itermax:
-        it += 1
-        q = XJ @ p[:-1] + bias * p[-1]
-        cq = CJ * q
-        curv = lam * omega_p + float(cq @ q)
-        if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
-            it -= 1
-            converged = True
-            break
-        gamma = rho / curv
-        gain = 0.5 * gamma * rho  # see solvers.linalg.cgls: the rounding floor
-        gained += gain
-        stalls = stalls + 1 if gain <= STALL * gained else 0
-        beta += gamma * p
-        oJ += gamma * q
-        z -= gamma * cq
-        _xt(XT, z, bias, r)
-        omega_z = float(z @ z)
-        r -= lam * beta
-        omega1 = float(r @ r)
-        if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
-            converged = True
-            break
-        if omega1 <= inexact:
-            break
-        rho_new = float((r * m_inv) @ r)
-        p *= rho_new / rho
-        p += m_inv * r
-        rho = rho_new
-        omega_p = float(p @ p)
-    o[J] = oJ
-    return converged, it
+class ArrayRows:
+    """:class:`solvers.linalg.KernelRows` on scipy.sparse: CGLS's rows (:mod:`solvers.
+    least_squares`) J of a CSR matrix with targets Y, costs C and outputs o (o[J] = X̃_J β,
+    updated in place), n = d + 1 unknowns."""
+
+    def __init__(self, indptr, indices, data, bias, Y, C, J, o, n):
+        self.n = int(n)
+        self.bias = float(bias)
+        self.XJ = _rows(_matrix(indptr, indices, data, self.n), J)
+        self.XT = self.XJ.T.tocsr()  # the transpose product as a row loop: no scatter
+        self.Y, self.J, self.o = Y, J, o
+        self.CJ = C[J]
+        self.z = self.q = self.cq = np.empty(J.size)
+
+    def cg_start(self, precondition: bool) -> list:
+        J, CJ, XT = self.J, self.CJ, self.XT
+        if J.size == 0:
+            return [(0, None, np.zeros(self.n), 0.0)]
+        self.z = CJ * (self.Y[J] - self.o[J])
+        diag = None
+        if precondition:
+            diag = np.empty(self.n)
+            diag[:-1] = XT.multiply(XT) @ CJ
+            diag[-1] = self.bias * self.bias * CJ.sum()
+        r = np.empty(self.n)
+        _xt(XT, self.z, self.bias, r)
+        return [(int(J.size), diag, r, float(self.z @ self.z))]
+
+    def cg_step(self, gamma, p) -> list:
+        omega_z = None
+        if gamma is not None:
+            self.o[self.J] += gamma * self.q
+            self.z -= gamma * self.cq
+            omega_z = float(self.z @ self.z)
+        if self.J.size == 0:
+            return [(omega_z, np.zeros(p.size), 0.0)]
+        self.q = self.XJ @ p[:-1] + self.bias * p[-1]
+        self.cq = self.CJ * self.q
+        t = np.empty(self.n)
+        _xt(self.XT, self.cq, self.bias, t)
+        return [(omega_z, t, float(self.cq @ self.q))]
+
+    def cg_residual(self) -> list:
+        r = np.empty(self.n)
+        if self.J.size == 0:
+            return [(np.zeros(self.n), 0.0)]
+        _xt(self.XT, self.z, self.bias, r)
+        return [(r, float(self.z @ self.z))]
 
 
 def split_active(Y, o, C):
@@ -206,35 +188,29 @@ def gradient_finish(g, e, zz, n_rows, bias, lam, w):
     return float(r @ r), zz, float(f @ f)
 
 
-def line_search(w, w_bar, lam, o, o_bar, Y, C):
-    """:func:`solvers.linalg.line_search`: the exact minimiser δ ≥ 0 of
-    f(w + δ(w̄ - w)) for the L2-SVM objective, walking φ′'s breakpoints in order of δ."""
-    step = w_bar - w
-    L = lam * float(w @ step)
-    R = lam * float(w_bar @ step)
+def line_pieces(Y, C, o, o_bar):
+    """:func:`solvers.linalg.line_pieces`: (L, R) the rows' part of φ′ at δ = 0 and 1 with the
+    active set at δ = 0, and the breakpoints δ where a row's margin crosses 1 with the change
+    (ΔL, ΔR) crossing each makes, in row order."""
     yo = Y * o
     diff = Y * (o_bar - o)
     dd = C * (o_bar - o)
     on = yo < 1.0
-    L += float(((o - Y) * dd)[on].sum())
-    R += float(((o_bar - Y) * dd)[on].sum())
-    if L >= 0.0:  # not a descent direction: δ = 0 is the minimiser over δ ≥ 0
-        return 0.0
+    lt = (o - Y) * dd
+    rt = (o_bar - Y) * dd
+    L = float(lt[on].sum())
+    R = float(rt[on].sum())
     leave = on & (diff > 0.0)
     cross = np.flatnonzero(leave | (~on & (diff < 0.0)))
     deltas = (1.0 - yo[cross]) / diff[cross]
-    order = np.argsort(deltas, kind="stable")
-    cross = cross[order]
-    deltas = deltas[order]
-    sign = np.where(leave[cross], -1.0, 1.0) * dd[cross]
-    Ls = L + np.concatenate(([0.0], np.cumsum(sign * (o - Y)[cross])))
-    Rs = R + np.concatenate(([0.0], np.cumsum(sign * (o_bar - Y)[cross])))
-    past = np.flatnonzero(Ls[:-1] + deltas * (Rs[:-1] - Ls[:-1]) >= 0.0)
-    t = past[0] if past.size else deltas.size
-    L, R = Ls[t], Rs[t]
-    if R - L <= 0.0:  # w̄ == w: nothing to move
-        return 0.0
-    return -L / (R - L)
+    sign = np.where(leave[cross], -1.0, 1.0)
+    return L, R, deltas, sign * lt[cross], sign * rt[cross]
+
+
+def first_k(rows, keys, k):
+    """:func:`solvers.linalg.first_k`: the rows of the k smallest keys, in the order a stable
+    sort of all of them gives."""
+    return rows[np.argsort(keys, kind="stable")[:k]]
 
 
 def sq_norm(w):

@@ -19,14 +19,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ssl_svm.solvers import backend as backends
-from ssl_svm.solvers import linalg_numpy, progress
+from ssl_svm.solvers import least_squares, linalg_numpy, progress
 from ssl_svm.solvers.host import budget, numba_start
 from ssl_svm.solvers.multiclass import nth_seed, one_vs_rest
 from ssl_svm.solvers.params import NUMPY_WORK, SOLVER_PARAMS
-
-# units of work (stored values + rows + columns, per CG iteration) between two looks at the
-# clock during one CG solve: about a second on one core
-CG_PIECE = 1_000_000_000
 
 log = logging.getLogger("ssl.solver.linear")
 
@@ -159,10 +155,11 @@ class Routines:
 
     def cgls(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
              precondition, forcing=0.0):
-        """:func:`solvers.linalg.cgls` (β and o[J] updated in place; returns (converged,
-        iterations)) on numpy up to the work left, then continued on numba from the iterate
-        reached (CG restarted there). On few columns, once CG costs more than an exact solve
-        (:class:`solvers.linalg_numpy.DirectSolves`), by Cholesky: 0 iterations."""
+        """:func:`solvers.least_squares.cgls` on the rows J of X (β and o[J] updated in place;
+        returns (converged, iterations)) on numpy up to the work left, then continued on numba
+        from the iterate reached (CG restarted there). On few columns, once CG costs more than
+        an exact solve (:class:`solvers.linalg_numpy.DirectSolves`), by Cholesky: 0
+        iterations."""
         if self.direct.deciding:
             self.direct.decide(*linalg_numpy.row_pairs(indptr, J), J.size, beta.size)
         if self.direct.on and J.size and self._solve(indptr, indices, data, bias, Y, C, J, lam,
@@ -173,41 +170,32 @@ class Routines:
         self.direct.cg_done(it)
         return opt, it
 
+    def _rows(self, indptr, indices, data, bias, Y, C, J, o, n):
+        """CGLS's rows (:mod:`solvers.least_squares`) on the routines' kernels."""
+        if self.numba:
+            return self.la.KernelRows(indptr, indices, data, bias, Y, C, J, o, n,
+                                      self.la.threads())
+        return linalg_numpy.ArrayRows(indptr, indices, data, bias, Y, C, J, o, n)
+
     def _cgls(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
               precondition, forcing=0.0):
-        a = (indptr, indices, data, bias, Y, C, J, lam, beta, o, eps)
+        a = (indptr, indices, data, bias, Y, C, J, o, beta.size)
+        if self.numba:
+            return least_squares.cgls(self._rows(*a), lam, beta, eps, itermax, precondition,
+                                      forcing)
         unit = int(indptr[-1]) + indptr.size - 1 + beta.size  # values + rows + columns + 1
-        if self.la is not linalg_numpy:
-            return self._cgls_numba(a, itermax, precondition, forcing, unit)
         cap = max(1, self.left // unit)
-        opt, it = self.la.cgls(*a, min(itermax, cap), precondition, 1, forcing)
+        opt, it = least_squares.cgls(self._rows(*a), lam, beta, eps, min(itermax, cap),
+                                     precondition, forcing)
         self.left -= it * unit
         budget.spend_numpy_work(it * unit)
         if opt or it < cap or it >= itermax:
             return opt, it
         log.debug("CG continues on numba after %d iterations on numpy", it)
         self._start()
-        opt, more = self._cgls_numba(a, itermax - it, precondition, forcing, unit)
+        opt, more = least_squares.cgls(self._rows(*a), lam, beta, eps, itermax - it,
+                                       precondition, forcing)
         return opt, it + more
-
-    def _cgls_numba(self, a, itermax, precondition, forcing, unit):
-        """numba's cgls in pieces of about CG_PIECE units of work: between them a long solve
-        (badly scaled dense rows: minutes for one Newton step) says how far it is. The pieces
-        resume the same iteration, so the result does not depend on them."""
-        la = self.la
-        indptr, indices, data, bias, Y, C, J, lam, beta, o, eps = a
-        done, z, q, r, p, m_inv, buf, sc = la.cgls_start(*a, precondition, la.threads(),
-                                                         forcing)
-        if done:
-            return True, 0
-        piece = max(1, CG_PIECE // unit)
-        while True:
-            status = la.cgls_steps(indptr, indices, data, bias, C, J, lam, beta, o, z, q, r, p,
-                                   m_inv, buf, sc, piece, itermax)
-            if status != la.CG_RUNNING:
-                return status == la.CG_CONVERGED, int(sc[5])
-            progress.beat(log, "conjugate gradient: %d iterations of at most %d (%d rows)",
-                          int(sc[5]), itermax, J.size)
 
 
 def newton_loop(rows, lam, w, *, cold, eps, max_iter, forcing, tag):
@@ -357,11 +345,10 @@ class MfnRows:
         self.o, self.state = self.o_bar, self.bar
 
     def line_search(self, w, w_bar) -> float:
-        la = self.routines.la
-        if self.phys is None:
-            return la.line_search(w, w_bar, self.lam, self.o, self.o_bar, self.Y, self.C)
-        return la.line_search(w, w_bar, self.lam, self.o[self.phys], self.o_bar[self.phys],
-                              self.Y, self.C)
+        o, o_bar = ((self.o, self.o_bar) if self.phys is None else
+                    (self.o[self.phys], self.o_bar[self.phys]))
+        rows = least_squares.PieceRows(self.routines.la, self.Y, self.C, o, o_bar)
+        return least_squares.line_search(rows, self.lam, w, w_bar)
 
     def move(self, delta):
         self.o += delta * (self.o_bar - self.o)

@@ -9,6 +9,7 @@ from conftest import SAMPLES, shared
 
 from ssl_svm.formats.svmlight import read_dataset
 from ssl_svm.solvers import distributed as D
+from ssl_svm.solvers import least_squares
 from ssl_svm.solvers import linalg as la
 from ssl_svm.solvers.blocks import Block
 from ssl_svm.solvers.multiclass import class_labels
@@ -88,9 +89,11 @@ def test_one_vs_rest_and_lambda_auto(name):
 
 
 def test_line_search_equals_one_process(monkeypatch):
-    """Many breakpoints, few candidates per round: the narrowing takes several rounds and
-    finds the one-process line search's step (δ < 1, δ > 1, and not a descent direction)."""
-    monkeypatch.setattr(D, "CANDIDATES", 4)
+    """Many breakpoints, small batches: the blocks' breakpoints are merged over several rounds
+    and give the one-process line search's step (δ < 1, δ > 1, and not a descent direction),
+    an empty block among them."""
+    monkeypatch.setattr(least_squares, "FIRST_BATCH", 4)
+    monkeypatch.setattr(least_squares, "BATCH_GROWTH", 2)
     rng = np.random.default_rng(3)
     n = 3000
     X = sp.random(n, 20, density=0.3, random_state=4, format="csr")
@@ -101,7 +104,7 @@ def test_line_search_equals_one_process(monkeypatch):
         wb = w + scale * rng.normal(size=21)
         o = np.asarray(X @ w[:-1]) + w[-1]
         ob = np.asarray(X @ wb[:-1]) + wb[-1]
-        ref = la.line_search(w, wb, 0.1, o, ob, Y, C)
+        ref = least_squares.line_search(least_squares.PieceRows(la, Y, C, o, ob), 0.1, w, wb)
         B = blocks_of(X, Y, np.ones(n), [0, 1000, 1000, 2500, n])
         B.call("set_task", 1.0, 1.0)
         for b in B.blocks:
@@ -109,7 +112,7 @@ def test_line_search_equals_one_process(monkeypatch):
             b.p["k"].C[:] = C[b.first_row:b.first_row + b.y.size]
             b.p["k"].o[:] = o[b.first_row:b.first_row + b.y.size]
             b.p["k"].ob[:] = ob[b.first_row:b.first_row + b.y.size]
-        got = D.line_search(B, "k", 0.1, w, wb)
+        got = least_squares.line_search(D.BlockSums(B, "k"), 0.1, w, wb)
         assert got == pytest.approx(ref, rel=1e-12, abs=1e-15)
 
 
