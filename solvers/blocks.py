@@ -319,10 +319,11 @@ class Block(BlockRows):
 
     def line_terms(self, key) -> tuple:
         """The line search's terms here (:class:`solvers.least_squares.Breakpoints`): (L, R,
-        ΔL₁, ΔR₁); the breakpoints kept for :meth:`line_batch`."""
+        L₁, R₁) of these rows alone; the breakpoints kept for :meth:`line_batch`."""
         P = self.p[key]
         P.bp = least_squares.Breakpoints(*la.line_pieces(P.Y, P.C, P.virtual(P.o),
-                                                         P.virtual(P.ob)), la.first_k)
+                                                         P.virtual(P.ob), 0.0, 0.0),
+                                         la.first_k)
         return P.bp.terms()
 
     def line_batch(self, key, upper: bool, k) -> tuple:

@@ -69,6 +69,8 @@ class BlockSums:
     """Problem ``key`` of the blocks as :mod:`solvers.least_squares` sees rows: each call one
     request to every block, its parts in block order."""
 
+    vectors = C0.NumpyVectors
+
     def __init__(self, blocks, key):
         self.blocks, self.key = blocks, key
 
@@ -81,11 +83,13 @@ class BlockSums:
     def cg_residual(self) -> list:
         return self.blocks.call("cg_residual", self.key)
 
-    def line_terms(self) -> list:
-        return self.blocks.call("line_terms", self.key)
+    def line_terms(self, L0, R0) -> list:
+        # the regulariser's part first, then each block's from 0
+        return [(L0, R0, L0, R0)] + self.blocks.call("line_terms", self.key)
 
     def line_batch(self, upper: bool, k) -> list:
-        return self.blocks.call("line_batch", self.key, bool(upper), k)
+        none = np.empty(0)
+        return [(none, none, none)] + self.blocks.call("line_batch", self.key, bool(upper), k)
 
 
 def cgls(blocks, key, lam, beta, eps, itermax, precondition, forcing=0.0, direct=None,

@@ -20,11 +20,13 @@ CGLS's rows: the active rows J with targets Y, costs C and outputs ō, ō_J = X�
 
 The line search's rows (outputs o at w, ō at w̄; every row or its virtual copies):
 
-- ``line_terms()`` -> parts of (L, R, ΔL₁, ΔR₁): the rows' part of φ′ at δ = 0 and 1 with the
-  active set at δ = 0, and the changes the breakpoints δ < 1 make to them;
+- ``line_terms(L₀, R₀)`` -> parts of (L, R, L₁, R₁): φ′ at δ = 0 and 1 with the active set
+  at δ = 0, from the regulariser's L₀ and R₀ (the first part's sums start from them, so that
+  one part sums as SVMlin does), and the same with the changes the breakpoints δ < 1 make;
 - ``line_batch(upper, k)`` -> parts of (δ, ΔL, ΔR), the next k breakpoints of one side
   (δ >= 1 when ``upper``, else δ < 1) in increasing δ (ties in row order), after those given
-  before on that side; k None: all that are left. :class:`Breakpoints` holds one part's.
+  before on that side; k None: all that are left. :class:`Breakpoints` holds one part's;
+- ``vectors.line_start(w, w̄, λ)`` -> (L₀, R₀) = (λ w·(w̄ - w), λ w̄·(w̄ - w)).
 
 Imports no numba.
 """
@@ -59,10 +61,10 @@ def part_sum(parts):
     return total
 
 
-def dot(a, b) -> float:
-    """Σ a_k b_k by numpy's pairwise summation: the same bytes whatever BLAS's threads (a BLAS
-    dot splits long vectors over its threads, and the split moves the rounding)."""
-    return float(np.add.reduce(a * b))
+def _total(parts):
+    """Σ of the parts in order; one part is returned as it is (the caller uses it before the
+    rows are called again)."""
+    return parts[0] if len(parts) == 1 else part_sum(parts)
 
 
 def cgls(rows, lam, beta, eps, itermax, precondition, forcing=0.0):
@@ -78,9 +80,11 @@ def cgls(rows, lam, beta, eps, itermax, precondition, forcing=0.0):
     ‖r‖ <= forcing ‖r₀‖ (a truncated Newton step). Returns (converged, iterations).
 
     One ``cg_step`` per iteration: the rows apply the last step γ and form the next product in
-    the same call (on a cluster, one round trip an iteration).
+    the same call (on a cluster, one round trip an iteration). ``rows.vectors`` does the work
+    on the n-long vectors (:class:`solvers.linalg_numpy.NumpyVectors` or numba's).
     """
     n = beta.size
+    vec = rows.vectors
     parts = rows.cg_start(bool(precondition))
     if sum(p[0] for p in parts) == 0:  # no rows: the minimiser of λ/2‖β‖² is β = 0
         beta[:] = 0.0
@@ -90,13 +94,13 @@ def cgls(rows, lam, beta, eps, itermax, precondition, forcing=0.0):
         m_inv = 1.0 / (lam + C0.ALPHA * part_sum([p[1] for p in parts if p[1] is not None]))
     r = part_sum([p[2] for p in parts]) - lam * beta
     omega_z = part_sum([p[3] for p in parts])
-    omega1 = dot(r, r)
-    rho = dot(r, m_inv * r)
-    p = m_inv * r
+    omega1, rho = vec.norms(r, m_inv)
     eps2 = eps * eps
     if omega1 <= eps2 * omega_z:
         return True, 0
-    omega_p = dot(p, p)
+    p = np.empty(n)
+    p_next = np.zeros(n)
+    omega_p = vec.direction(p, r, p_next, m_inv, 0.0)  # p = M⁻¹r
     inexact = forcing * forcing * omega1
     gained = 0.0
     stalls = 0
@@ -106,8 +110,8 @@ def cgls(rows, lam, beta, eps, itermax, precondition, forcing=0.0):
         if it >= itermax:
             return False, it
         it += 1
-        t = part_sum([x[1] for x in res])
-        curv = lam * omega_p + part_sum([x[2] for x in res])
+        t = _total([x[1] for x in res])
+        curv = lam * omega_p + _total([x[2] for x in res])
         if not curv > 0.0:  # p underflowed to 0 (or overflowed): nothing left to reduce
             return True, it - 1
         gamma = rho / curv
@@ -118,30 +122,26 @@ def cgls(rows, lam, beta, eps, itermax, precondition, forcing=0.0):
         gain = 0.5 * gamma * rho
         gained += gain
         stalls = stalls + 1 if gain <= C0.STALL * gained else 0
-        beta += gamma * p
-        r -= gamma * (t + lam * p)  # the residual by recurrence
-        omega1 = dot(r, r)
-        rho_new = dot(r, r * m_inv)
-        p_next = m_inv * r + p * (rho_new / rho)
+        omega1, rho_new = vec.step(beta, r, p, t, gamma, lam, m_inv)  # r by recurrence
+        omega_p_next = vec.direction(p_next, r, p, m_inv, rho_new / rho)
         res = rows.cg_step(gamma, p_next)
-        omega_z = part_sum([x[0] for x in res])
+        omega_z = _total([x[0] for x in res])
         if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
             # the test is on the residual itself: recompute it from z (the recurrence drifts
             # by rounding); when it fails, CG goes on from it
             parts = rows.cg_residual()
             r = part_sum([x[0] for x in parts]) - lam * beta
             omega_z = part_sum([x[1] for x in parts])
-            omega1 = dot(r, r)
-            rho_new = dot(r, m_inv * r)
+            omega1, rho_new = vec.norms(r, m_inv)
             if omega1 <= eps2 * omega_z or omega1 == 0.0 or stalls >= 3:
                 return True, it
-            p_next = m_inv * r + p * (rho_new / rho)
+            omega_p_next = vec.direction(p_next, r, p, m_inv, rho_new / rho)
             res = rows.cg_step(None, p_next)
         if omega1 <= inexact:
             return False, it
         rho = rho_new
-        p = p_next
-        omega_p = dot(p, p)
+        p, p_next = p_next, p
+        omega_p = omega_p_next
         progress.beat(log, "conjugate gradient: %d iterations of at most %d", it, itermax)
 
 
@@ -156,16 +156,13 @@ def line_search(rows, lam, w, w_bar) -> float:
     the breakpoints merged from the batches are in order up to the smallest last one of a part
     that has more; past it, the next batches are asked for (growing to :data:`BATCH_MAX`).
     """
-    dw = w_bar - w
-    L = lam * dot(w, dw)
-    R = lam * dot(w_bar, dw)
-    terms = rows.line_terms()
-    L += part_sum([t[0] for t in terms])
-    R += part_sum([t[1] for t in terms])
+    terms = rows.line_terms(*rows.vectors.line_start(w, w_bar, lam))
+    L = part_sum([t[0] for t in terms])
+    R = part_sum([t[1] for t in terms])
     if L >= 0.0:  # not a descent direction: δ = 0 is the minimiser over δ >= 0
         return 0.0
-    L1 = L + part_sum([t[2] for t in terms])
-    R1 = R + part_sum([t[3] for t in terms])
+    L1 = part_sum([t[2] for t in terms])
+    R1 = part_sum([t[3] for t in terms])
     upper = not R1 >= 0.0  # φ′(1) < 0: the root lies past 1
     if upper:
         L, R = L1, R1
@@ -222,8 +219,11 @@ class Breakpoints:
         self.given = {False: 0, True: 0}
 
     def terms(self) -> tuple:
+        """(L, R, L₁, R₁): L₁ = L + the changes below δ = 1, added in row order."""
         lo = self.side[False]
-        return self.L, self.R, float(self.dl[lo].sum()), float(self.dr[lo].sum())
+        L1 = np.add.accumulate(np.concatenate([[self.L], self.dl[lo]]))[-1]
+        R1 = np.add.accumulate(np.concatenate([[self.R], self.dr[lo]]))[-1]
+        return self.L, self.R, float(L1), float(R1)
 
     def batch(self, upper: bool, k) -> tuple:
         sel = self.side[upper]
@@ -243,11 +243,13 @@ class PieceRows:
     (:mod:`solvers.linalg` or :mod:`solvers.linalg_numpy`)."""
 
     def __init__(self, la, Y, C, o, o_bar):
-        self.part = Breakpoints(*la.line_pieces(Y, C, o, o_bar), la.first_k)
+        self.la, self.Y, self.C, self.o, self.o_bar = la, Y, C, o, o_bar
+        self.vectors = la.VECTORS
 
-    def line_terms(self) -> list:
+    def line_terms(self, L0, R0) -> list:
+        self.part = Breakpoints(*self.la.line_pieces(self.Y, self.C, self.o, self.o_bar,
+                                                     L0, R0), self.la.first_k)
         return [self.part.terms()]
 
     def line_batch(self, upper: bool, k) -> list:
         return [self.part.batch(upper, k)]
-

@@ -62,10 +62,48 @@ def outputs(indptr, indices, data, bias, w, rows, o):
         o[rows] = _rows(_matrix(indptr, indices, data, w.size), rows) @ w[:-1] + bias * w[-1]
 
 
+def dot(a, b) -> float:
+    """Σ a_k b_k by numpy's pairwise summation: the same bytes whatever BLAS's threads (a BLAS
+    dot splits long vectors over its threads, and the split moves the rounding)."""
+    return float(np.add.reduce(a * b))
+
+
+class NumpyVectors:
+    """The work of :mod:`solvers.least_squares` on its n-long vectors, in numpy
+    (:class:`solvers.linalg.KernelVectors`: the same in one compiled pass each)."""
+
+    @staticmethod
+    def line_start(w, w_bar, lam) -> tuple:
+        """(λ w·(w̄ - w), λ w̄·(w̄ - w)): φ′ at δ = 0 and 1 of the regulariser."""
+        dw = w_bar - w
+        return lam * dot(w, dw), lam * dot(w_bar, dw)
+
+    @staticmethod
+    def norms(r, m_inv) -> tuple:
+        """(Σ r², Σ r (m_inv r))."""
+        return dot(r, r), dot(r, m_inv * r)
+
+    @staticmethod
+    def step(beta, r, p, t, gamma, lam, m_inv) -> tuple:
+        """β += γp and r -= γ(t + λp) in place; returns (Σ r², Σ r (r m_inv))."""
+        beta += gamma * p
+        r -= gamma * (t + lam * p)
+        return dot(r, r), dot(r, r * m_inv)
+
+    @staticmethod
+    def direction(out, r, p, m_inv, scale) -> float:
+        """out = m_inv r + scale p in place; returns Σ out²."""
+        np.multiply(m_inv, r, out=out)
+        out += p * scale
+        return dot(out, out)
+
+
 class ArrayRows:
     """:class:`solvers.linalg.KernelRows` on scipy.sparse: CGLS's rows (:mod:`solvers.
     least_squares`) J of a CSR matrix with targets Y, costs C and outputs o (o[J] = X̃_J β,
     updated in place), n = d + 1 unknowns."""
+
+    vectors = NumpyVectors
 
     def __init__(self, indptr, indices, data, bias, Y, C, J, o, n):
         self.n = int(n)
@@ -188,23 +226,26 @@ def gradient_finish(g, e, zz, n_rows, bias, lam, w):
     return float(r @ r), zz, float(f @ f)
 
 
-def line_pieces(Y, C, o, o_bar):
-    """:func:`solvers.linalg.line_pieces`: (L, R) the rows' part of φ′ at δ = 0 and 1 with the
-    active set at δ = 0, and the breakpoints δ where a row's margin crosses 1 with the change
-    (ΔL, ΔR) crossing each makes, in row order."""
+def line_pieces(Y, C, o, o_bar, L0, R0):
+    """:func:`solvers.linalg.line_pieces`: (L, R), L0 and R0 plus the rows' part of φ′ at
+    δ = 0 and 1 with the active set at δ = 0, and the breakpoints δ where a row's margin
+    crosses 1 with the change (ΔL, ΔR) crossing each makes, in row order."""
     yo = Y * o
     diff = Y * (o_bar - o)
     dd = C * (o_bar - o)
     on = yo < 1.0
     lt = (o - Y) * dd
     rt = (o_bar - Y) * dd
-    L = float(lt[on].sum())
-    R = float(rt[on].sum())
+    L = L0 + float(lt[on].sum())
+    R = R0 + float(rt[on].sum())
     leave = on & (diff > 0.0)
     cross = np.flatnonzero(leave | (~on & (diff < 0.0)))
     deltas = (1.0 - yo[cross]) / diff[cross]
     sign = np.where(leave[cross], -1.0, 1.0)
     return L, R, deltas, sign * lt[cross], sign * rt[cross]
+
+
+VECTORS = NumpyVectors  # the line search's (solvers.least_squares.PieceRows)
 
 
 def first_k(rows, keys, k):

@@ -59,21 +59,24 @@ def phi(X, Y, C, lam, bias, w, w_bar, delta):
 
 class Parts:
     """The line search's rows in several parts (as a cluster's blocks hold them): rows
-    [cuts[i], cuts[i + 1]) each, on the kernels of ``kernels``."""
+    [cuts[i], cuts[i + 1]) each, on the kernels of ``kernels``, the regulariser's terms a part
+    of their own, first."""
 
     def __init__(self, kernels, Y, C, o, o_bar, cuts):
         self.parts = [least_squares.Breakpoints(*kernels.line_pieces(Y[a:b], C[a:b], o[a:b],
-                                                                     o_bar[a:b]),
+                                                                     o_bar[a:b], 0.0, 0.0),
                                                 kernels.first_k)
                       for a, b in zip(cuts[:-1], cuts[1:])]
+        self.vectors = kernels.VECTORS
         self.batches = []
 
-    def line_terms(self):
-        return [p.terms() for p in self.parts]
+    def line_terms(self, L0, R0):
+        return [(L0, R0, L0, R0)] + [p.terms() for p in self.parts]
 
     def line_batch(self, upper, k):
         self.batches.append(k)
-        return [p.batch(upper, k) for p in self.parts]
+        none = np.empty(0)
+        return [(none, none, none)] + [p.batch(upper, k) for p in self.parts]
 
 
 def line_search(kernels, w, w_bar, lam, o, o_bar, Y, C, cuts=None):
