@@ -177,34 +177,37 @@ class GraphBlock(BlockRows):
     def route(self, trees: list) -> None:
         """Each row's leaf in each tree (``trees``: per tree, per level, the hyperplanes
         (normals CSR, offsets) of that level's nodes, as :func:`graph_distributed.rp_trees`
-        makes them): a row goes to child 2v + (w_v·x ≥ c_v) of node v."""
-        nb = self.y.size
-        X = sp.csr_matrix(self.Xm)
-        self.leaf = np.zeros((nb, len(trees)), np.int64)
+        makes them): a row goes to child 2v + (w_v·x ≥ c_v) of node v (:func:`leaves`)."""
+        self.leaf = np.zeros((self.y.size, len(trees)), np.int64)
         for t, levels in enumerate(trees):
-            node = np.zeros(nb, np.int64)
-            for N, c in levels:
-                side = np.asarray(X.multiply(N[node]).sum(axis=1)).ravel() >= c[node]
-                node = 2 * node + side
-            self.leaf[:, t] = node
-        self.cand_idx = np.zeros((nb, 0), np.int64)
-        self.cand_sq = np.zeros((nb, 0))
+            self.leaf[:, t] = leaves(self.Xm, levels)
+        self.cand_idx = np.zeros((self.y.size, 0), np.int64)
+        self.cand_sq = np.zeros((self.y.size, 0))
 
-    def leaf_rows(self, t: int, blocks: int) -> list:
+    def leaf_rows(self, t: int, blocks: int, group: int = 0, groups: int = 1) -> list:
         """This block's rows for each block that searches a share of tree t's leaves (leaf
-        mod ``blocks``): [(global rows, leaves, the rows as the graph sees them)]."""
+        mod ``blocks``), of group ``group`` of ``groups`` (leaf // blocks mod ``groups``: a
+        block searches its share a group at a time, holding a fraction of the rows):
+        [(global rows, leaves, the rows as the graph sees them)]."""
         leaf = self.leaf[:, t]
+        mine = (leaf // blocks) % groups == group
         out = []
         for o in range(blocks):
-            sel = np.flatnonzero(leaf % blocks == o)
+            sel = np.flatnonzero(mine & (leaf % blocks == o))
             out.append((sel + self.first_row, leaf[sel], self.Xp[sel]))
         return out
 
-    def leaf_candidates(self, parts: list, kk: int, starts) -> list:
-        """The rows of this block's share of a tree's leaves, from every block (``parts``):
-        in each leaf, each row's ``kk`` nearest others by the fast formula, their squared
-        distances from the differences. Returns, per block the rows came from, (their global
-        rows, candidates, squared distances), -1 and inf where a leaf has fewer rows."""
+    def leaf_candidates(self, parts: list, kk: int, starts, tree: int = 0,
+                        leaf_cap: int = 512) -> list:
+        """The rows of this block's share of tree ``tree``'s leaves, from every block
+        (``parts``); a leaf of more than ``leaf_cap`` rows is split further
+        (:func:`split_leaves`). In each leaf, each row's ``kk`` nearest others by squared
+        distance from the differences, ties by index (one compiled pass over the leaves,
+        :func:`graph_numba.leaf_pairs_dense`). Returns, per block the rows came from, (their
+        global rows, candidates, squared distances), ascending, -1 and inf where a leaf has
+        fewer rows."""
+        from ssl_svm.solvers import graph_numba
+
         parts = [p for p in parts if len(p[0])]
         starts = np.asarray(starts, dtype=np.int64)
         B = starts.size - 1
@@ -213,38 +216,38 @@ class GraphBlock(BlockRows):
                     for _ in range(B)]
         gid = np.concatenate([p[0] for p in parts])
         leaf = np.concatenate([p[1] for p in parts])
-        rows = (sp.vstack([p[2] for p in parts], format="csr") if sp.issparse(parts[0][2])
-                else np.vstack([p[2] for p in parts]))
         order = np.lexsort((gid, leaf))
         gid, leaf = gid[order], leaf[order]
-        rows = rows[order]
-        xn = kernels.sqnorms(rows)
+        bounds = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1], True])
+        sparse = sp.issparse(parts[0][2])
+        rows = (sp.vstack([p[2] for p in parts], format="csr") if sparse
+                else np.vstack([p[2] for p in parts]))[order]
+        del parts
+        order, bounds = split_leaves(rows, leaf, bounds, tree, leaf_cap)
+        del leaf
+        if order is not None:
+            gid, rows = gid[order], rows[order]
         cand = np.full((gid.size, kk), -1, np.int64)
         cd = np.full((gid.size, kk), np.inf)
-        bounds = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1], True])
-        for a, e in zip(bounds[:-1], bounds[1:]):
-            L = e - a
-            t = min(kk, L - 1)
-            if t <= 0:
-                continue
-            D = kernels.dot_block(rows[a:e], rows[a:e])
-            D *= -2.0
-            D += xn[a:e, None]
-            D += xn[None, a:e]
-            np.fill_diagonal(D, np.inf)
-            near = np.argpartition(D, t - 1, axis=1)[:, :t] if t < L else \
-                np.argsort(D, axis=1)[:, :t]
-            cd[a:e, :t] = graph_mod.exact_sqdist(rows, np.arange(a, e), near + a)
-            cand[a:e, :t] = gid[near + a]
+        if sparse:
+            rows.sort_indices()
+            graph_numba.leaf_pairs_csr(rows.indptr.astype(np.int64),
+                                       rows.indices.astype(np.int64), rows.data, bounds, gid,
+                                       cand, cd)
+        else:
+            graph_numba.leaf_pairs_dense(rows, bounds, gid, cand, cd)
+        del rows
         src = np.searchsorted(starts, gid, side="right") - 1
         return [(gid[src == b], cand[src == b], cd[src == b]) for b in range(B)]
 
     def merge_candidates(self, parts: list) -> None:
         """Add the candidates a tree's leaves gave this block's rows (from the blocks that
-        searched them) to theirs, keeping each row's best ``kk`` (the width of the parts'
-        candidates; each candidate once, by distance, ties by index): the k <= kk nearest of
-        all trees' candidates are among them, and the block holds kk per row, not kk per
-        tree (8 trees of 14 at 5·10⁶ rows a block were 10 GB)."""
+        searched them; each row's list ascending by (distance, index)) to theirs, keeping
+        each row's best ``kk`` (the width of the parts' candidates; each candidate once), in
+        one compiled pass (:func:`graph_numba.merge_lists`): the k <= kk nearest of all
+        trees' candidates are among them, and the block holds kk per row, not kk per tree."""
+        from ssl_svm.solvers import graph_numba
+
         for rows, cand, cd in parts:
             if not len(rows):
                 continue
@@ -252,23 +255,19 @@ class GraphBlock(BlockRows):
             if self.cand_idx.shape[1] != kk:
                 self.cand_idx = np.full((self.y.size, kk), -1, np.int64)
                 self.cand_sq = np.full((self.y.size, kk), np.inf)
-            local = np.asarray(rows) - self.first_row
-            for s in range(0, local.size, MERGE_ROWS):
-                r = local[s:s + MERGE_ROWS]
-                C, S = _nearest_once(np.hstack([self.cand_idx[r], cand[s:s + MERGE_ROWS]]),
-                                     np.hstack([self.cand_sq[r], cd[s:s + MERGE_ROWS]]), kk)
-                self.cand_idx[r], self.cand_sq[r] = np.where(np.isfinite(S), C, -1), S
+            graph_numba.merge_lists(self.cand_idx, self.cand_sq,
+                                    np.asarray(rows, dtype=np.int64) - self.first_row,
+                                    np.asarray(cand, dtype=np.int64),
+                                    np.asarray(cd, dtype=np.float64))
 
     def finish_candidates(self, k: int) -> tuple:
         """Each row's k nearest among its candidates (each counted once; by distance, ties by
         index) as its neighbours; returns (the sum of their distances, their count, the rows
         with fewer than k)."""
         nb = self.y.size
-        idx = np.empty((nb, min(k, self.cand_idx.shape[1])), np.int64)
-        sq = np.empty(idx.shape)
-        for s in range(0, nb, MERGE_ROWS):
-            idx[s:s + MERGE_ROWS], sq[s:s + MERGE_ROWS] = _nearest_once(
-                self.cand_idx[s:s + MERGE_ROWS], self.cand_sq[s:s + MERGE_ROWS], k)
+        # the lists are ascending by (distance, index), each candidate once
+        # (:meth:`merge_candidates`)
+        idx, sq = self.cand_idx[:, :k], self.cand_sq[:, :k]
         short = int(np.sum(~np.isfinite(sq).all(axis=1)))
         # a row with fewer than k candidates (a leaf of its own) takes itself at distance 0
         # for the rest: no edge (W has no diagonal), as a row with fewer neighbours
@@ -288,14 +287,51 @@ class GraphBlock(BlockRows):
         self.idx = np.asarray(idx, dtype=np.int64)
         self.dist = np.asarray(dist, dtype=np.float64)
 
+    def scale_requests(self, starts) -> list:
+        """Self-tuning weights' local scales: σ_i, the distance from row i to its farthest
+        kept neighbour (:func:`graph.adjacency`), kept; returns, for each block (``starts``:
+        every block's first row, then n), its rows (local to it, ascending) whose σ this
+        block's edges need."""
+        nb = self.y.size
+        own = np.arange(nb)[:, None] + self.first_row
+        real = self.idx != own  # the approximate search's stand-ins for missing neighbours
+        self.sigma = (np.where(real, self.dist, 0.0).max(axis=1) if self.idx.shape[1]
+                      else np.zeros(nb))
+        cols = np.unique(self.idx[real])
+        self.need = cols[(cols < self.first_row) | (cols >= self.first_row + nb)]
+        starts = np.asarray(starts, dtype=np.int64)
+        owner = np.searchsorted(starts, self.need, side="right") - 1
+        return [self.need[owner == b] - starts[b] for b in range(starts.size - 1)]
+
+    def scales_of(self, requests: list) -> list:
+        """σ of this block's local rows that each block asked for (:meth:`scale_requests`)."""
+        return [self.sigma[np.asarray(r, dtype=np.int64)] for r in requests]
+
+    def take_scales(self, parts: list) -> None:
+        """σ of the other blocks' rows this block asked for, from the blocks in order."""
+        self.need_sigma = (np.concatenate(parts) if parts else np.zeros(0)).astype(np.float64)
+
     def edges(self, weights: str, width: float, starts) -> list:
-        """The weights of this block's kNN edges (:func:`graph.adjacency`'s heat or binary),
-        kept, and the reversed edges for each block (``starts``: every block's first row,
-        then n): [(their rows, local to that block; this block's global rows; weights)]."""
+        """The weights of this block's kNN edges (:func:`graph.adjacency`'s heat, binary or
+        self-tuning, the last after :meth:`take_scales`), kept, and the reversed edges for
+        each block (``starts``: every block's first row, then n): [(their rows, local to that
+        block; this block's global rows; weights)]."""
         nb, k = self.idx.shape
         if weights == "heat":
             w = (np.ones_like(self.dist) if not width > 0 else
                  np.exp(-(self.dist * self.dist) / (2.0 * width * width)))
+        elif weights == "self-tuning":
+            # as graph.adjacency: a row without a scale (all its neighbours duplicates, or
+            # none) weighs 1 to them
+            sig = np.where(self.sigma > 0, self.sigma, np.inf)
+            mine = (self.idx >= self.first_row) & (self.idx < self.first_row + nb)
+            other = np.where(self.need_sigma > 0, self.need_sigma, np.inf)
+            sig_j = np.where(mine, sig[np.clip(self.idx - self.first_row, 0, max(nb - 1, 0))],
+                             other[np.clip(np.searchsorted(self.need, self.idx), 0,
+                                           max(other.size - 1, 0))] if other.size else np.inf)
+            scale = sig[:, None] * sig_j
+            with np.errstate(invalid="ignore"):
+                w = np.where(np.isfinite(scale), np.exp(-(self.dist * self.dist) / scale), 1.0)
         else:
             w = np.ones_like(self.dist)
         rows = np.repeat(np.arange(nb) + self.first_row, k)
@@ -637,18 +673,56 @@ class GraphBlock(BlockRows):
                                     np.asarray(coef)) + np.asarray(b)
 
 
-# rows whose candidates are merged at a time (the sorts' index arrays stay a few MB wide)
-MERGE_ROWS = 1 << 16
+def split_leaves(rows, leaf, bounds, tree: int, cap: int) -> tuple:
+    """Leaves of more than ``cap`` rows split at the median of the rows' projections on the
+    difference of two of their rows drawn at random, until every piece holds at most ``cap``
+    (a tree drawn on a sample can leave a few leaves far larger than the rest, and a leaf's
+    pairs cost its size squared). ``rows`` are sorted by leaf, then global index; the
+    draws are seeded by (tree, leaf), so a leaf splits the same on any block. Returns (the
+    new order of the rows, or None when no leaf is split; the pieces' bounds)."""
+    size = np.diff(bounds)
+    big = np.flatnonzero(size > cap)
+    if not big.size:
+        return None, bounds
+    order = np.arange(int(bounds[-1]))
+    cuts = [bounds]
+    for lf in big:
+        a, e = int(bounds[lf]), int(bounds[lf + 1])
+        rng = np.random.default_rng([tree, int(leaf[a])])
+        stack = [(a, e)]
+        while stack:
+            s, t = stack.pop()
+            if t - s <= cap:
+                continue
+            piece = order[s:t]
+            X = rows[piece]
+            i, j = rng.choice(t - s, 2, replace=False)
+            w = X[i] - X[j]
+            w = np.asarray(w.todense()).ravel() if sp.issparse(w) else np.ravel(w)
+            proj = np.asarray(X @ w).ravel()
+            order[s:t] = piece[np.argsort(proj, kind="stable")]
+            m = s + (t - s) // 2
+            cuts.append(np.array([m]))
+            stack += [(s, m), (m, t)]
+    return order, np.unique(np.concatenate(cuts))
 
 
-def _nearest_once(C, S, k):
-    """Each row's k nearest candidates (C, squared distances S; -1 or inf for none), each
-    candidate once at its smallest distance, ordered by distance, ties by index; inf where a
-    row has fewer."""
-    order = np.lexsort((S, C), axis=1)  # by candidate, nearest first: repeats follow
-    C, S = np.take_along_axis(C, order, axis=1), np.take_along_axis(S, order, axis=1)
-    repeat = np.zeros(C.shape, bool)
-    repeat[:, 1:] = C[:, 1:] == C[:, :-1]
-    S = np.where(repeat | (C < 0), np.inf, S)
-    order = np.lexsort((C, S), axis=1)[:, :k]
-    return np.take_along_axis(C, order, axis=1), np.take_along_axis(S, order, axis=1)
+def leaves(X, levels: list, node: np.ndarray | None = None) -> np.ndarray:
+    """Each row of X (CSR)'s node after ``levels`` levels of a random-projection tree (per
+    level, the hyperplanes: normals CSR, a row per node; offsets), from ``node`` (None: the
+    root): node v sends a row x to 2v + (w_v·x ≥ c_v), in one compiled pass
+    (:func:`graph_numba.route`)."""
+    from ssl_svm.solvers import graph_numba
+
+    X = sp.csr_matrix(X)
+    X.sort_indices()
+    N = sp.vstack([lev[0] for lev in levels], format="csr")
+    N.sort_indices()
+    c = np.concatenate([np.asarray(lev[1], dtype=np.float64) for lev in levels])
+    first = np.cumsum([0] + [lev[0].shape[0] for lev in levels[:-1]]).astype(np.int64)
+    out = (np.zeros(X.shape[0], np.int64) if node is None
+           else np.array(node, dtype=np.int64, copy=True))
+    graph_numba.route(X.indptr.astype(np.int64), X.indices.astype(np.int64),
+                      X.data.astype(np.float64), N.indptr.astype(np.int64),
+                      N.indices.astype(np.int64), N.data.astype(np.float64), c, first, out)
+    return out

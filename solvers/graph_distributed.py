@@ -29,6 +29,7 @@ from ssl_svm.solvers import graph as graph_mod
 from ssl_svm.solvers import kernels, lapsvm
 from ssl_svm.solvers.distributed import block_sum
 from ssl_svm.solvers.errors import ProblemError
+from ssl_svm.solvers.graph_blocks import leaves
 from ssl_svm.solvers.models import KernelExpansion, Model
 from ssl_svm.solvers.multiclass import binary_tasks
 
@@ -123,8 +124,11 @@ QUERY_BYTES = 64 << 20
 # leaf the trees' hyperplanes are drawn from, rows its recall is measured on
 APPROX_TREES = 8
 APPROX_LEAF = 128
+LEAF_CAP = 4 * APPROX_LEAF  # a larger leaf is split on the block that searches it
 TREE_SAMPLE_PER_LEAF = 8
 RECALL_ROWS = 200
+# rows a block searches at once in the approximate search (a tree's leaves in groups)
+GROUP_ROWS = 1 << 20
 
 
 def rp_trees(R: RemoteRows, trees: int, depth: int, seed: int = 0) -> list:
@@ -143,15 +147,18 @@ def rp_trees(R: RemoteRows, trees: int, depth: int, seed: int = 0) -> list:
         levels = []
         for lev in range(depth):
             width = 1 << lev
-            a = np.full(width, -1)
-            b = np.full(width, -1)
+            # two distinct sample rows of each node, drawn at random (the nodes' members in
+            # row order, then offsets into them)
             order = np.argsort(node, kind="stable")
             bounds = np.searchsorted(node[order], np.arange(width + 1))
-            for v in range(width):
-                members = order[bounds[v]:bounds[v + 1]]
-                if members.size >= 2:
-                    a[v], b[v] = rng.choice(members, 2, replace=False)
-            has = a >= 0
+            size = np.diff(bounds)
+            u = rng.random((width, 2))
+            has = size >= 2
+            ia = np.minimum((u[:, 0] * size).astype(np.int64), np.maximum(size - 1, 0))
+            ib = np.minimum((u[:, 1] * (size - 1)).astype(np.int64), np.maximum(size - 2, 0))
+            ib += ib >= ia
+            a = np.where(has, order[np.minimum(bounds[:-1] + ia, S.shape[0] - 1)], -1)
+            b = np.where(has, order[np.minimum(bounds[:-1] + ib, S.shape[0] - 1)], -1)
             c = np.full(width, -np.inf)
             # a row per node: its normal, or an empty row (the last) where it has none
             Nh = sp.vstack([S[a[has]] - S[b[has]], sp.csr_matrix((1, S.shape[1]))],
@@ -159,8 +166,7 @@ def rp_trees(R: RemoteRows, trees: int, depth: int, seed: int = 0) -> list:
             N = Nh[np.where(has, np.cumsum(has) - 1, Nh.shape[0] - 1)]
             c[has] = 0.5 * (sq[a[has]] - sq[b[has]])
             levels.append((N, c))
-            side = np.asarray(S.multiply(N[node]).sum(axis=1)).ravel() >= c[node]
-            node = 2 * node + side
+            node = leaves(S, [(N, c)], node)
         out.append(levels)
     return out
 
@@ -234,21 +240,30 @@ class GraphOnBlocks:
         """Each block's rows' approximate k nearest other rows among all blocks: every pair
         of rows sharing a leaf of one of :data:`APPROX_TREES` random-projection trees
         (:func:`rp_trees`, leaves of about :data:`APPROX_LEAF` rows) is a candidate, each
-        tree's leaves searched by the blocks in turn (leaf mod blocks), the candidates merged
-        on the rows' own blocks. Returns (the sum of the distances, their count) as
-        :meth:`knn`."""
+        tree's leaves searched by the blocks in turn (leaf mod blocks), in groups of about
+        :data:`GROUP_ROWS` rows a block, the candidates merged on the rows' own blocks. Each
+        row's leaves and candidates do not depend on how the rows are cut into blocks: the
+        graph is the same on any number of blocks. Returns (the sum of the distances, their
+        count) as :meth:`knn`."""
         depth = max(1, math.ceil(math.log2(max(2, self.n / APPROX_LEAF))))
         trees = rp_trees(R, APPROX_TREES, depth, seed)
         self.blocks.call("route", trees)
         kk = min(self.n - 1, k + graph_mod.REFINE)
         starts = [int(s) for s in self.starts]
+        groups = max(1, math.ceil(self.n / (self.B * GROUP_ROWS)))
         for t in range(len(trees)):
-            out = self.blocks.call("leaf_rows", t, self.B)
-            res = self.blocks.call_each("leaf_candidates", [
-                ([out[b][o] for b in range(self.B)], kk, starts) for o in range(self.B)])
-            del out
-            self.blocks.call_each("merge_candidates", [([res[o][b] for o in range(self.B)],)
-                                                       for b in range(self.B)])
+            t0 = time.perf_counter()
+            for g in range(groups):
+                out = self.blocks.call("leaf_rows", t, self.B, g, groups)
+                res = self.blocks.call_each("leaf_candidates", [
+                    ([out[b][o] for b in range(self.B)], kk, starts, t, LEAF_CAP)
+                    for o in range(self.B)])
+                del out
+                self.blocks.call_each("merge_candidates", [
+                    ([res[o][b] for o in range(self.B)],) for b in range(self.B)])
+                del res
+            log.info("graph: tree %d of %d searched (%d groups of leaves): %.1f s", t + 1,
+                     len(trees), groups, time.perf_counter() - t0)
         parts = self.blocks.call("finish_candidates", k)
         short = sum(p[2] for p in parts)
         if short:
@@ -282,6 +297,12 @@ class GraphOnBlocks:
         that fill them, and each block's rows of L (:meth:`GraphBlock.laplacian_rows`).
         Returns the graph's edges."""
         starts = [int(s) for s in self.starts]
+        if weights == "self-tuning":  # each edge needs both ends' scales
+            asks = self.blocks.call("scale_requests", starts)
+            got = self.blocks.call_each("scales_of", [([asks[b][o] for b in range(self.B)],)
+                                                      for o in range(self.B)])
+            self.blocks.call_each("take_scales", [([got[o][b] for o in range(self.B)],)
+                                                  for b in range(self.B)])
         out = self.blocks.call("edges", weights, width, starts)
         self.blocks.call_each("take_edges", [([out[o][b] for o in range(self.B)],)
                                              for b in range(self.B)])
@@ -386,9 +407,6 @@ def build(blocks, name: str, params: dict, max_memory: int | None = None) -> Gra
     blocks.call_each("place", [(int(starts[b]), n) for b in range(len(counts))])
     y = np.concatenate(blocks.call("labels"))
     nnz = sum(s["nnz"] for s in summaries)
-    if params["graph_weights"] == "self-tuning":
-        raise ProblemError("--graph-weights self-tuning is not available on a cluster: use heat "
-                           "or binary")
     metric, how, scale = _metric(blocks, params["graph_metric"], n, d)
     if how != "given":
         log.info("%s: graph metric %s (%s)", name, metric, how)

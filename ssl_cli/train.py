@@ -403,9 +403,6 @@ def _train_cluster(address, job: Job, algo, params, log, outputs, model_out, pre
                  " ".join(str(prepared.codes.get(c, c)) for c in prepared.classes),
                  " (one-vs-rest)" if len(prepared.classes) > 2 else "", len(blocks.socks))
         if job.folds is not None:
-            if algo.name not in cluster.LINEAR:
-                raise DataError(job.train, f"-v on a cluster is for {', '.join(cluster.LINEAR)}; "
-                                f"cross-validate {algo.name} in one process")
             if job.folds > prepared.n_lab:
                 raise DataError(job.train, f"-v {job.folds} needs at least {job.folds} labeled "
                                 f"rows (found {prepared.n_lab})")

@@ -169,7 +169,16 @@ def held_out_labels(training: ClusterTraining, algo, params: dict, k: int, seed:
 def cross_validate(training: ClusterTraining, algo, params: dict, k: int, seed: int,
                    on_fold=None) -> float:
     """:func:`solvers.crossval.cross_validate` on the blocks (:func:`held_out_labels`).
-    Returns the accuracy over the labeled rows (a fraction)."""
+    Returns the accuracy over the labeled rows (a fraction). The graph family builds its
+    graph, kernel and landmark system once, on every row (:func:`fit`), and each fold solves
+    on them with its labeled rows' labels hidden, as the check's folds: the held-out rows
+    stay in the graph, unlabeled (one process's -v leaves them out of a graph built per
+    fold)."""
+    if algo.name in GRAPH:
+        log.info("-v: %s's graph and landmark system built once on every row; each fold "
+                 "solves on them with its labeled rows' labels hidden (the rows stay in the "
+                 "graph, unlabeled)", algo.name)
+        fit(training, algo, params)
     y, pred = held_out_labels(training, algo, params, k, seed, on_fold)
     return float(np.sum(pred == y)) / y.size
 
