@@ -14,7 +14,10 @@ round to N machines from these measurements (on paper: see BENCHMARKS).
 
 Usage: python bench/bench_cluster_graph.py DIR [--workers 2] [--threads 1] [--landmarks 500]
        [-k 6] [--degree 1] [--knn exact|approximate|auto] [--reps 1]
-       [--only cluster|one-process] [--log DIR]
+       [--only cluster|one-process] [--relay] [--log DIR]
+
+``--relay`` adds a third run: the cluster with the graph stage's halo relayed through the
+command (as before the workers exchanged it themselves), to compare the two.
 
 ``--only`` runs one side alone (at 10⁷ rows each run takes most of an hour); ``--log DIR``
 keeps each run's --verbose log there, written as the run goes (a run stopped early leaves
@@ -32,6 +35,10 @@ import time
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
+# ssl-train with the graph stage's halo relayed through the command (graph_distributed.DIRECT)
+RELAYED = ("import sys; from ssl_svm.solvers import graph_distributed; "
+           "graph_distributed.DIRECT = False; from ssl_svm.cli.train import main; "
+           "sys.argv[0] = 'ssl-train'; main()")
 
 
 def timed(cmd: list[str], log: Path | None = None) -> tuple[float, str]:
@@ -89,6 +96,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--only", choices=["cluster", "one-process"])
     ap.add_argument("--log", type=Path, help="a folder for each run's --verbose log")
+    ap.add_argument("--relay", action="store_true",
+                    help="also the cluster with the halo relayed through the command")
     a = ap.parse_args()
     if a.log:
         a.log.mkdir(parents=True, exist_ok=True)
@@ -104,6 +113,8 @@ def main() -> None:
     runs: dict[str, list] = {}
     if a.only != "one-process":
         runs["cluster"] = []
+    if a.relay:
+        runs["cluster, relayed"] = []
     if a.only != "cluster":
         runs["one process"] = []
     cluster = distributed.LocalCluster(n_workers=a.workers, threads_per_worker=a.threads,
@@ -117,6 +128,13 @@ def main() -> None:
                                   log("cluster", rep))
                 runs["cluster"].append((wall, figures(err)))
                 print(f"cluster rep {rep}: {wall:.1f} s {runs['cluster'][-1][1]}", flush=True)
+            if "cluster, relayed" in runs:
+                wall, err = timed([sys.executable, "-c", RELAYED, "--cluster",
+                                   cluster.scheduler_address, *args, "/tmp/bench-cg-r.model"],
+                                  log("relayed", rep))
+                runs["cluster, relayed"].append((wall, figures(err)))
+                print(f"relayed rep {rep}: {wall:.1f} s {runs['cluster, relayed'][-1][1]}",
+                      flush=True)
             if "one process" in runs:
                 wall, err = timed([str(BIN / "ssl-train"), "--landmark-fit", "project", *args,
                                    "/tmp/bench-cg-l.model"], log("one-process", rep))
@@ -126,7 +144,8 @@ def main() -> None:
     finally:
         cluster.close()
     test = str(d / "test.svm")
-    models = {"cluster": "/tmp/bench-cg-c.model", "one process": "/tmp/bench-cg-l.model"}
+    models = {"cluster": "/tmp/bench-cg-c.model", "one process": "/tmp/bench-cg-l.model",
+              "cluster, relayed": "/tmp/bench-cg-r.model"}
     errs = {kind: error(models[kind], test) for kind in runs}
 
     def med(kind, key):
@@ -140,7 +159,7 @@ def main() -> None:
     for kind in runs:
         wall = statistics.median(w for w, _ in runs[kind])
         cg = med(kind, "cg")
-        print(f"| {kind}{f', {a.workers} × {a.threads} thread' if kind == 'cluster' else ''} "
+        print(f"| {kind}{f', {a.workers} × {a.threads} thread' if 'cluster' in kind else ''} "
               f"| {wall:.1f} | {med(kind, 'graph'):.1f} | {med(kind, 'system'):.1f} | "
               f"{med(kind, 'solve'):.1f} | {cg:.0f} | {1e3 * med(kind, 'solve') / cg:.2f} | "
               f"{errs[kind]:.2f} % |")

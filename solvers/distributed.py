@@ -59,6 +59,16 @@ class LocalBlocks:
     def call_one(self, b, method, *args):
         return getattr(self.blocks[b], method)(*args)
 
+    def exchange_then(self, name: str, method: str | None = None, args: list | None = None):
+        """Blocks with a halo (:class:`ssl_svm.solvers.graph_blocks.GraphBlock`): every
+        block's halo values of vector ``name`` handed to the blocks that hold its rows in their
+        halo, as a cluster's hosts exchange them among themselves; then ``method(*args[b])``
+        on every block b, whose results are returned (None: nothing)."""
+        sends = [b.halo_send(name) for b in self.blocks]
+        for o, b in enumerate(self.blocks):
+            b.halo_take(name, [sends[s][o] for s in range(len(self.blocks))])
+        return None if method is None else self.call_each(method, args)
+
 
 block_sum = least_squares.part_sum  # Σ of the parts in block order (scalars or arrays)
 

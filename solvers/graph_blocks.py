@@ -36,6 +36,7 @@ class GraphBlock(BlockRows):
         self.v: dict[str, np.ndarray] = {}  # per-row vectors of the graph stage, by name
         self.h: dict[str, np.ndarray] = {}  # their values on the halo rows
         self.yv = self.y
+        self.relay = True  # the steps return their halo values (the driver routes them)
 
     def _changed(self) -> None:
         self.yv = self.y
@@ -396,6 +397,15 @@ class GraphBlock(BlockRows):
         x = self.v[name]
         return [x[s] for s in self.sends]
 
+    def set_relay(self, relay: bool) -> None:
+        """Whether the steps that make a vector return its :meth:`halo_send` for the driver
+        to route (True), or nothing: the blocks' hosts exchange the halo among themselves
+        (:meth:`ssl_svm.solvers.distributed.LocalBlocks.exchange_then`)."""
+        self.relay = bool(relay)
+
+    def _sends(self, name: str):
+        return self.halo_send(name) if self.relay else None
+
     def halo_take(self, name: str, parts: list) -> None:
         """Vector ``name``'s values on the halo rows, from the blocks in order (into the
         graph stage's buffer of a vector: a Dask worker's allocator maps every large array
@@ -480,13 +490,15 @@ class GraphBlock(BlockRows):
 
     def lap_step(self, src: str, parts: list, dst: str, then):
         """One power of a product with L^p in one call: src's halo from ``parts``
-        (:meth:`halo_take`), dst = L src, then ``then``: None, "send" (dst's
-        :meth:`halo_send`, for the next power), or (method, args...) of this block (the CG's
-        step that follows, fused), whose result is returned."""
-        self.halo_take(src, parts)
+        (:meth:`halo_take`; None: taken already, by the hosts' exchange), dst = L src, then
+        ``then``: None, "send" (dst's :meth:`halo_send`, for the next power), or (method,
+        args...) of this block (the CG's step that follows, fused), whose result is
+        returned."""
+        if parts is not None:
+            self.halo_take(src, parts)
         self.lap(src, dst)
         if then == "send":
-            return self.halo_send(dst)
+            return self._sends(dst)
         if then is not None:
             return getattr(self, then[0])(*then[1:])
         return None
@@ -519,7 +531,7 @@ class GraphBlock(BlockRows):
         self.diag = cE + gamma_a
         self.gamma_i = gamma_i
         self.v["x"][:] = self.v["f"]
-        return self.halo_send("x")
+        return self._sends("x")
 
     def _dot(self, a, b) -> float:
         return _nb().blocked_dot(a, b, self.partial)
@@ -545,7 +557,7 @@ class GraphBlock(BlockRows):
         np.subtract(self.rhs, v["q"], out=v["r"])
         np.multiply(self.dinv, v["r"], out=v["z"])
         v["p"][:] = v["z"]
-        return self._dot(v["r"], v["z"]), self._dot(v["r"], v["r"]), self.halo_send("p")
+        return self._dot(v["r"], v["z"]), self._dot(v["r"], v["r"]), self._sends("p")
 
     def pq(self) -> float:
         return self._dot(self.v["p"], self.v["q"])
@@ -559,12 +571,12 @@ class GraphBlock(BlockRows):
     def cg_direction(self, beta: float) -> list:
         """p = z + β p; returns p's :meth:`halo_send`."""
         _nb().cg_direction(self.v["p"], self.v["z"], beta)
-        return self.halo_send("p")
+        return self._sends("p")
 
     def step(self) -> list:
         """d = x - f; returns d's :meth:`halo_send`."""
         np.subtract(self.v["x"], self.v["f"], out=self.v["d"])
-        return self.halo_send("d")
+        return self._sends("d")
 
     def direction(self) -> tuple:
         """(fᵀd, (L^p f)ᵀd, dᵀd, dᵀL^p d, f and d on the labeled rows) of this block."""
@@ -628,7 +640,7 @@ class GraphBlock(BlockRows):
         """Vector ``dst`` = columns [a, b) of matrix ``src``; returns its
         :meth:`halo_send`."""
         self.v[dst] = np.ascontiguousarray(self.v[src][:, a:b])
-        return self.halo_send(dst)
+        return self._sends(dst)
 
     def set_columns(self, dst: str, a: int, src: str) -> None:
         """Columns [a, a + width) of matrix ``dst`` = matrix ``src``."""

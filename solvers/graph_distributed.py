@@ -127,6 +127,9 @@ APPROX_LEAF = 128
 LEAF_CAP = 4 * APPROX_LEAF  # a larger leaf is split on the block that searches it
 TREE_SAMPLE_PER_LEAF = 8
 RECALL_ROWS = 200
+# the graph stage's halo exchanged by the blocks' hosts among themselves (False: relayed
+# through the driver, one message per block and power)
+DIRECT = True
 # rows a block searches at once in the approximate search (a tree's leaves in groups)
 GROUP_ROWS = 1 << 20
 
@@ -182,9 +185,25 @@ class GraphOnBlocks:
         self.B = starts.size - 1
         self.degree = degree
         self.bytes_per_row = 8  # of the rows as searched (set by the caller)
+        self.direct = False  # the blocks' hosts exchange the halo (:meth:`use_direct`)
+
+    def use_direct(self) -> bool:
+        """Have the blocks' hosts exchange the halo's values among themselves (each to the
+        hosts whose blocks need them), not through this process, when the blocks can
+        (:data:`DIRECT`, and ``exchange_then``); the steps then return no halo values.
+        Returns whether they do."""
+        connect = getattr(self.blocks, "connect_peers", None)
+        self.direct = bool(DIRECT and hasattr(self.blocks, "exchange_then"))
+        if self.direct and connect is not None:
+            connect()
+        self.blocks.call("set_relay", not self.direct)
+        return self.direct
 
     def exchange(self, name: str) -> None:
         """Every block's halo values of vector ``name``, from the blocks that hold them."""
+        if self.direct:
+            self.blocks.exchange_then(name)
+            return
         sends = self.blocks.call("halo_send", name)
         self.blocks.call_each("halo_take", [(name, [sends[o][b] for o in range(self.B)])
                                             for b in range(self.B)])
@@ -195,11 +214,19 @@ class GraphOnBlocks:
         :meth:`GraphBlock.halo_send` from each block (None: asked first). ``then``: the call
         each block makes after the last power (its results are returned); ``times``: a
         power other than p."""
-        if sends is None:
-            sends = self.blocks.call("halo_send", src)
         times = self.degree if times is None else times
         cur = src
         out = None
+        if self.direct:  # the hosts exchange each power's halo among themselves
+            for k in range(times):
+                last = k == times - 1
+                nxt = dst if last else f"_t{k % 2}"
+                out = self.blocks.exchange_then(cur, "lap_step", [
+                    (cur, None, nxt, then if last else None)] * self.B)
+                cur = nxt
+            return out
+        if sends is None:
+            sends = self.blocks.call("halo_send", src)
         for k in range(times):
             last = k == times - 1
             nxt = dst if last else f"_t{k % 2}"
@@ -441,6 +468,7 @@ def build(blocks, name: str, params: dict, max_memory: int | None = None) -> Gra
 
     tg = time.perf_counter()
     g = GraphOnBlocks(blocks, starts, lap_deg)
+    direct = g.use_direct()
     g.bytes_per_row = 8 * d if dense else int(12 * nnz / max(n, 1)) + 8
     recall = None
     if search == "approximate":
@@ -460,7 +488,8 @@ def build(blocks, name: str, params: dict, max_memory: int | None = None) -> Gra
                         lap_deg, f" on {len(counts)} blocks")
     graph_time = time.perf_counter() - tg
     log.info("graph on the blocks %.2f s; a product with L exchanges %d halo values (%.3g per "
-             "row)", graph_time, g.halo_values, g.halo_values / n)
+             "row), %s", graph_time, g.halo_values, g.halo_values / n,
+             "among the workers" if direct else "through this process")
 
     tk = time.perf_counter()
     spec = lapsvm.kernel_spec(params, R, {"heat_width": t, "mean_distance": mean_distance})

@@ -174,14 +174,16 @@ class ServerHandshake:
 
 
 def tls_context(security, side: str):
-    """The SSLContext of ``side`` ("host": a worker's, to listen; "client": to connect) from a
-    ``distributed.Security``, or None when it has no TLS certificate for that role (the
-    cluster runs without TLS)."""
+    """The SSLContext of ``side`` ("host": a worker's, to listen; "client": to connect;
+    "peer": a worker's, to connect to another worker) from a ``distributed.Security``, or
+    None when it has no TLS certificate for that role (the cluster runs without TLS)."""
     if security is None:
         return None
     try:
         if side == "host":
             return security.get_listen_args("worker").get("ssl_context")
+        if side == "peer":
+            return security.get_connection_args("worker").get("ssl_context")
         return security.get_connection_args("client").get("ssl_context")
     except (AttributeError, KeyError):
         return None

@@ -115,7 +115,8 @@ class _Forward(logging.Handler):
 
 # what a client may ask of a host, and of the blocks it holds: nothing else is looked up
 HOST_METHODS = frozenset({"call", "call_each", "drive", "read_range", "receive",
-                          "receive_rows", "finish",
+                          "receive_rows", "finish", "peer_listen", "peer_connect",
+                          "exchange_then",
                           "echo", "memory", "bye"})
 # how long a client waits for a host to put its worker's settings back when it leaves
 BYE_SECONDS = 10.0
@@ -203,6 +204,9 @@ class BlockHost:
             host = "127.0.0.1"
             self.name = "the worker"
         self.tls = channel.tls_context(security, "host")
+        self.peer_tls = channel.tls_context(security, "peer")  # to connect to another host
+        self.peer_socks: dict[int, socket.socket] = {}  # the other hosts of the fit, by index
+        self.peer_listener = None
         self.listener = socket.create_server(
             (host, 0), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.where = (host, self.listener.getsockname()[1])
@@ -213,17 +217,22 @@ class BlockHost:
         serves."""
         return self.where + (self.token, self.tls is not None)
 
-    def _accept(self):
-        """The first connection whose peer completes the handshake (blocking, TLS inside when
-        the worker has TLS), or None if none does within :data:`ACCEPT_SECONDS`. Every pending
+    def _accept(self, listener=None, token=None, count: int = 1,
+                seconds: float = ACCEPT_SECONDS) -> list:
+        """The first ``count`` connections to ``listener`` (default: the client's) whose
+        peers complete the handshake with ``token`` (default: the client's), TLS inside when
+        the worker has TLS; fewer (none) if they do not within ``seconds``. Every pending
         handshake runs in this one thread on non-blocking sockets, each closed after
         :data:`channel.HANDSHAKE_SECONDS`: strangers neither hold a thread nor delay the
-        client."""
+        client. The listener is closed on return."""
+        listener = self.listener if listener is None else listener
+        token = self.token if token is None else token
         sel = selectors.DefaultSelector()
-        self.listener.setblocking(False)
-        sel.register(self.listener, selectors.EVENT_READ, None)
+        listener.setblocking(False)
+        sel.register(listener, selectors.EVENT_READ, None)
         pending: dict = {}
-        give_up = time.monotonic() + ACCEPT_SECONDS
+        done: list = []
+        give_up = time.monotonic() + seconds
 
         def drop(c):
             pending.pop(c, None)
@@ -237,7 +246,7 @@ class BlockHost:
             while True:
                 now = time.monotonic()
                 if now >= give_up:
-                    return None
+                    return done
                 for c, hs in list(pending.items()):
                     if hs.deadline <= now:
                         drop(c)
@@ -245,7 +254,7 @@ class BlockHost:
                 for key, _ in sel.select(max(0.0, wait)):
                     if key.data is None:
                         try:
-                            c, _ = self.listener.accept()
+                            c, _ = listener.accept()
                         except OSError:
                             continue
                         if len(pending) >= MAX_PENDING:  # a stranger's, never the client's
@@ -259,8 +268,7 @@ class BlockHost:
                             except (OSError, ValueError):
                                 c.close()
                                 continue
-                        hs = channel.ServerHandshake(c, self.token,
-                                                     now + channel.HANDSHAKE_SECONDS)
+                        hs = channel.ServerHandshake(c, token, now + channel.HANDSHAKE_SECONDS)
                         pending[c] = hs
                         sel.register(c, selectors.EVENT_READ | selectors.EVENT_WRITE, hs)
                         continue
@@ -269,38 +277,45 @@ class BlockHost:
                     if c not in pending:
                         continue
                     try:
-                        done = hs.step()
+                        ok = hs.step()
                     except (OSError, ValueError, channel.AuthenticationError):
                         drop(c)
                         continue
-                    if not done:
+                    if not ok:
                         sel.modify(c, selectors.EVENT_READ | (
                             selectors.EVENT_WRITE if hs.wants_write else 0), hs)
                         continue
                     pending.pop(c)
                     sel.unregister(c)
-                    # closed before the proof goes out: once the client is in, nobody else
-                    # can connect, not even for the moment the proof takes
-                    self.listener.close()
+                    last = len(done) + 1 == count
+                    if last:
+                        # closed before the proof goes out: once the last peer is in,
+                        # nobody else can connect, not even for the moment the proof takes
+                        listener.close()
                     c.setblocking(True)
                     try:
                         c.sendall(hs.proof)
                     except OSError:
                         c.close()
-                        return None
-                    return c
+                        if last:
+                            return done
+                        continue
+                    done.append(c)
+                    if last:
+                        return done
         finally:
             for c in list(pending):
                 drop(c)
             sel.close()
-            self.listener.close()
+            listener.close()
 
     def _serve(self) -> None:
         """Serve the client's requests, ("req", method, args) in, ("ok", result) or an
         :func:`error_reply` out, until it goes; the rows are dropped then."""
-        conn = self._accept()
-        if conn is None:
+        conns = self._accept()
+        if not conns:
             return
+        conn = conns[0]
         channel.configure_socket(conn)
         blocks = block_methods(resolve(self.kind.block))
         forward = _Forward(conn)
@@ -324,6 +339,10 @@ class BlockHost:
                         if method in ("call", "call_each") and (
                                 len(args) != 3 or args[1] not in blocks):
                             raise channel.WireError(f"no block method {args[1:2]!r}")
+                        if method == "exchange_then" and (
+                                len(args) != 4 or not isinstance(args[1], str)
+                                or not (args[2] is None or args[2] in blocks)):
+                            raise channel.WireError(f"no block method {args[2:3]!r}")
                         if method == "call_each" and not (
                                 isinstance(args[2], (tuple, list)) and len(args[2]) == len(args[0])
                                 and all(isinstance(a, (tuple, list)) for a in args[2])):
@@ -336,6 +355,7 @@ class BlockHost:
                     except channel.WireError as e:
                         channel.send(conn, error_reply(RuntimeError(
                             f"the answer to {msg[1]!r} cannot be sent: {e}")))
+            self._close_peers()
             channel.send(conn, ("ok", None))  # bye: the worker's settings are its own again
         except (OSError, channel.WireError):
             pass
@@ -343,6 +363,7 @@ class BlockHost:
             ours.removeHandler(forward)
             ours.propagate = True
             conn.close()
+            self._close_peers()
             self.slots = []
             self.pieces = {}
 
@@ -481,6 +502,130 @@ class BlockHost:
         """``method(*args[i])`` on block ``slots[i]``, results in that order."""
         return [getattr(self.slots[s], method)(*a) for s, a in zip(slots, args)]
 
+    # -- the hosts' own links: the graph stage's halo goes from host to host, not through
+    # the client (issue 65's projection: a relay through one process grows with the hosts)
+
+    def peer_listen(self) -> tuple:
+        """Open a listener for the other hosts of this fit, with a token of its own: (host,
+        port, token, whether TLS). The client hands them to the other hosts over its
+        authenticated channels (:meth:`peer_connect`)."""
+        self._close_peers()
+        self.peer_token = channel.new_token()
+        host = self.where[0]
+        self.peer_listener = socket.create_server(
+            (host, 0), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        return (host, self.peer_listener.getsockname()[1], self.peer_token,
+                self.tls is not None)
+
+    def peer_connect(self, me: int, listing: list, layout: list) -> int:
+        """Link this host (number ``me``) to every other host of ``listing`` (each one's
+        :meth:`peer_listen`): it connects to the hosts numbered below it, authenticating with
+        their tokens, then accepts those numbered above it on its listener (strangers are
+        refused as the client's channel refuses them); ``layout``: block b's (host, slot).
+        Returns the links."""
+        self.me = int(me)
+        self.layout = [(int(h), int(s)) for h, s in layout]
+        hosts = len(listing)
+        for j in range(self.me):
+            host, port, token, tls = listing[j]
+            sock = None
+            try:
+                sock = socket.create_connection((host, int(port)), timeout=CALL_SECONDS)
+                if tls:
+                    if self.peer_tls is None:
+                        raise DataError(self.name, "another worker's block host serves TLS "
+                                        "and this worker has no TLS certificate to connect")
+                    sock = self.peer_tls.wrap_socket(sock)
+                channel.client_handshake(sock, bytes(token))
+                sock.settimeout(None)
+                channel.configure_socket(sock)
+                channel.send(sock, ("peer", self.me))
+            except (OSError, channel.AuthenticationError) as e:
+                if sock is not None:
+                    sock.close()
+                raise WorkerLost(self.name, f"cannot reach the block host of another worker "
+                                 f"({type(e).__name__}: {e})") from None
+            self.peer_socks[j] = sock
+        want = hosts - 1 - self.me
+        if want:
+            conns = self._accept(self.peer_listener, self.peer_token, want, CALL_SECONDS)
+            for c in conns:
+                channel.configure_socket(c)
+                msg = channel.recv(c)
+                if not (isinstance(msg, tuple) and len(msg) == 2 and msg[0] == "peer"
+                        and isinstance(msg[1], int) and self.me < msg[1] < hosts
+                        and msg[1] not in self.peer_socks):
+                    c.close()
+                    raise channel.WireError("a block host sent no peer number")
+                self.peer_socks[msg[1]] = c
+            if len(conns) < want:
+                raise WorkerLost(self.name, "another worker's block host did not connect")
+        elif self.peer_listener is not None:
+            self.peer_listener.close()
+        self.peer_listener = None
+        return len(self.peer_socks)
+
+    def exchange_then(self, slots, name: str, method, args: list):
+        """The halo values of vector ``name``: each of this host's blocks (``slots``) makes
+        its :meth:`GraphBlock.halo_send`, the parts for blocks on other hosts go to those
+        hosts directly, the parts from them come in, and each block takes its halo in block
+        order; then ``method(*args[i])`` on block ``slots[i]`` (None: nothing). Pairs of
+        hosts exchange in the order of their numbers (the lower sends first): no cycle of
+        waits, and each link carries one message each way."""
+        gid = {s: b for b, (h, s) in enumerate(self.layout) if h == self.me}
+        B = len(self.layout)
+        got: dict = {}
+        out: dict[int, list] = {j: [] for j in self.peer_socks}
+        for s in slots:
+            b = gid[s]
+            for o, part in enumerate(self.slots[s].halo_send(name)):
+                if len(part):
+                    h = self.layout[o][0]
+                    if h == self.me:
+                        got[(b, o)] = part
+                    else:
+                        out[h].append((b, o, part))
+        for j in sorted(self.peer_socks):
+            sock = self.peer_socks[j]
+            mine = ("halo", name, out[j])
+            try:
+                if self.me < j:
+                    channel.send(sock, mine)
+                    msg = channel.recv(sock)
+                else:
+                    msg = channel.recv(sock)
+                    channel.send(sock, mine)
+            except (OSError, channel.WireError) as e:
+                raise WorkerLost(self.name, "lost the link to another worker's block host "
+                                 f"({type(e).__name__}: {str(e) or 'no detail'})") from None
+            if not (isinstance(msg, tuple) and len(msg) == 3 and msg[0] == "halo"
+                    and msg[1] == name and isinstance(msg[2], list)):
+                raise channel.WireError("not a halo message")
+            for item in msg[2]:
+                if not (isinstance(item, tuple) and len(item) == 3
+                        and isinstance(item[0], int) and isinstance(item[1], int)
+                        and 0 <= item[0] < B and 0 <= item[1] < B
+                        and self.layout[item[0]][0] == j and self.layout[item[1]][0] == self.me
+                        and isinstance(item[2], np.ndarray)):
+                    raise channel.WireError("not a halo part")
+                got[(item[0], item[1])] = item[2]
+        empty = np.zeros(0)
+        for s in slots:
+            o = gid[s]
+            self.slots[s].halo_take(name, [got.get((b, o), empty) for b in range(B)])
+        return None if method is None else self.call_each(slots, method, args)
+
+    def _close_peers(self) -> None:
+        for sock in self.peer_socks.values():
+            try:
+                sock.close()
+            except OSError:
+                pass
+        self.peer_socks = {}
+        if self.peer_listener is not None:
+            self.peer_listener.close()
+            self.peer_listener = None
+
     def echo(self, x):
         """x back (bench/bench_cluster.py times the connection's round trip with it)."""
         return x
@@ -618,6 +763,27 @@ class ClusterBlocks:
         self.calls += 1
         h, s = self.layout[b]
         return self.request([(h, "call", ([s], method, args))])[0][0]
+
+    def connect_peers(self) -> None:
+        """Link the hosts to each other (:meth:`BlockHost.peer_connect`), for
+        :meth:`exchange_then`: each opens a listener, and each learns the others' over its
+        authenticated channel to this process."""
+        hosts = range(len(self.socks))
+        listing = self.request([(h, "peer_listen", ()) for h in hosts])
+        self.request([(h, "peer_connect", (h, listing, self.layout)) for h in hosts])
+
+    def exchange_then(self, name: str, method: str | None = None, args: list | None = None):
+        """:meth:`ssl_svm.solvers.distributed.LocalBlocks.exchange_then` over the hosts (after
+        :meth:`connect_peers`): each host sends its blocks' halo values of vector ``name`` to
+        the hosts that need them itself (:meth:`BlockHost.exchange_then`)."""
+        self.calls += 1
+        by_host: dict[int, list] = {}
+        for b, (h, s) in enumerate(self.layout):
+            by_host.setdefault(h, []).append((s, tuple(args[b]) if args is not None else ()))
+        res = self.request([(h, "exchange_then", ([s for s, _ in sa], name, method,
+                                                  [a for _, a in sa]))
+                            for h, sa in by_host.items()])
+        return None if method is None else self._in_block_order(by_host, res)
 
     def memory(self) -> list[int]:
         """Each worker's resident memory now (bytes)."""

@@ -290,6 +290,26 @@ def test_the_fit_on_blocks_is_the_one_process_fit(algo, extra, costs):
     assert m.params == ref.params
 
 
+@pytest.mark.parametrize("extra", [{"laplacian_degree": 2},
+                                   {"landmark_fit": "restrict", "laplacian_degree": 3}])
+def test_the_halo_exchanged_by_the_blocks_is_the_relayed_halo(monkeypatch, extra):
+    """The graph stage's halo exchanged among the blocks (their hosts: exchange_then) or
+    relayed through the driver gives the same model, bit for bit."""
+    X, y = _moons()
+    p = _params("lapsvm", **extra)
+    models = []
+    for direct in (True, False):
+        monkeypatch.setattr(graph_distributed, "DIRECT", direct)
+        blocks = _blocks(X, y, [0, 130, 131, 131, 420])
+        models.append(graph_distributed.fit_model(LocalBlocks(blocks, X.shape[1]), "lapsvm",
+                                                  [1.0, 2.0], p))
+        assert all(b.relay is not direct for b in blocks)
+    a, b = models
+    np.testing.assert_array_equal(a.function.coef, b.function.coef)
+    np.testing.assert_array_equal(a.function.b, b.function.b)
+    assert a.stats["objective"] == b.stats["objective"]
+
+
 def test_the_sampled_projection_on_blocks_is_the_one_process_one(monkeypatch):
     """Above the projection's row limit the least squares sum over the same sampled rows on
     the blocks as in one process."""
