@@ -64,8 +64,10 @@ def test_the_graph_across_blocks_is_the_one_process_graph(k, cuts):
     edges = g.laplacian("heat", float(np.mean(dist)), True)
     assert edges == graph.adjacency(idx, dist)[0].nnz // 2
     for b, a in zip(blocks, cuts[:-1]):
-        # L's rows and own columns are in the block's order (reverse Cuthill-McKee)
-        cols = np.concatenate([a + b.order, b.halo])
+        # L's rows and own columns are in the block's order (reverse Cuthill-McKee), its halo
+        # columns in the order those rows first read them (halo_perm)
+        assert np.array_equal(np.sort(b.halo_perm), np.arange(b.halo.size))
+        cols = np.concatenate([a + b.order, b.halo[b.halo_perm]])
         mine = sp.csr_matrix((b.L.data, cols[b.L.indices], b.L.indptr), shape=(b.y.size, n))
         mine = mine[np.argsort(b.order)]
         mine.has_sorted_indices = False
