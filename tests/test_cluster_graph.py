@@ -96,6 +96,19 @@ def test_the_search_in_pieces_of_queries_is_the_same_graph(monkeypatch):
     assert np.array_equal(np.vstack([b.dist for b in blocks]), dist)
 
 
+def _graph_on_blocks(X, y, cuts, dense):
+    """(the blocks of rows ``cuts``, their rows as the sampling helpers read them, the graph
+    to build on them), Euclidean, the rows held dense or CSR."""
+    n = X.shape[0]
+    blocks = _blocks(X, y, cuts)
+    lb = LocalBlocks(blocks, X.shape[1])
+    lb.call_each("place", [(a, n) for a in cuts[:-1]])
+    lb.call("use_metric", "euclidean", None, dense)
+    starts = np.array(cuts)
+    R = graph_distributed.RemoteRows(lb, starts, X.shape[1], X.nnz)
+    return blocks, R, graph_distributed.GraphOnBlocks(lb, starts, 1)
+
+
 @pytest.mark.parametrize("cuts", [[0, 700, 701, 1500], [0, 1500]])
 def test_the_approximate_search_across_blocks_and_its_recall(monkeypatch, cuts):
     """--knn approximate on blocks: random-projection trees over every block's rows, each
@@ -105,13 +118,7 @@ def test_the_approximate_search_across_blocks_and_its_recall(monkeypatch, cuts):
     monkeypatch.setattr(graph_distributed, "APPROX_LEAF", 64)  # 32 leaves for 1,500 rows
     X, y = _moons(1500, d=8, seed=2)
     n = X.shape[0]
-    blocks = _blocks(X, y, cuts)
-    lb = LocalBlocks(blocks, X.shape[1])
-    lb.call_each("place", [(a, n) for a in cuts[:-1]])
-    lb.call("use_metric", "euclidean", None, True)
-    starts = np.array(cuts)
-    R = graph_distributed.RemoteRows(lb, starts, X.shape[1], X.nnz)
-    g = graph_distributed.GraphOnBlocks(lb, starts, 1)
+    blocks, R, g = _graph_on_blocks(X, y, cuts, True)
     total, count = g.knn_approximate(6, R)
     idx = np.vstack([b.idx for b in blocks])
     exact, _ = graph.knn(kernels.prepare(X), 6)
@@ -125,14 +132,8 @@ def test_the_approximate_search_across_blocks_and_its_recall(monkeypatch, cuts):
 
 
 def _approximate_graph(X, y, cuts, dense):
-    n = X.shape[0]
-    blocks = _blocks(X, y, cuts)
-    lb = LocalBlocks(blocks, X.shape[1])
-    lb.call_each("place", [(a, n) for a in cuts[:-1]])
-    lb.call("use_metric", "euclidean", None, dense)
-    starts = np.array(cuts)
-    R = graph_distributed.RemoteRows(lb, starts, X.shape[1], X.nnz)
-    graph_distributed.GraphOnBlocks(lb, starts, 1).knn_approximate(6, R)
+    blocks, R, g = _graph_on_blocks(X, y, cuts, dense)
+    g.knn_approximate(6, R)
     return np.vstack([b.idx for b in blocks]), np.vstack([b.dist for b in blocks])
 
 
@@ -342,12 +343,7 @@ def test_self_tuning_scales_cross_blocks_and_duplicates_weigh_one():
     idx, dist = graph.knn(kernels.prepare(X), 3)
     ref, _ = graph.adjacency(idx, dist, "self-tuning")
     assert np.any(ref.data == 1.0)  # a duplicate's scale is 0
-    cuts = [0, 70, 71, 71, n]
-    blocks = _blocks(X, y, cuts)
-    lb = LocalBlocks(blocks, X.shape[1])
-    lb.call_each("place", [(a, n) for a in cuts[:-1]])
-    lb.call("use_metric", "euclidean", None, True)
-    g = graph_distributed.GraphOnBlocks(lb, np.array(cuts), 1)
+    blocks, _, g = _graph_on_blocks(X, y, [0, 70, 71, 71, n], True)
     g.knn(3)
     g.laplacian("self-tuning", float("nan"), False)
     W = sp.vstack([b.W for b in blocks], format="csr")
