@@ -749,7 +749,9 @@ def leaves(X, levels: list, node: np.ndarray | None = None) -> np.ndarray:
     first = np.cumsum([0] + [lev[0].shape[0] for lev in levels[:-1]]).astype(np.int64)
     out = (np.zeros(X.shape[0], np.int64) if node is None
            else np.array(node, dtype=np.int64, copy=True))
-    graph_numba.route(X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                      X.data.astype(np.float64), N.indptr.astype(np.int64),
+    # no copies where X already holds int64 indices (rp_trees routes its sample once a level)
+    graph_numba.route(X.indptr.astype(np.int64, copy=False),
+                      X.indices.astype(np.int64, copy=False),
+                      X.data.astype(np.float64, copy=False), N.indptr.astype(np.int64),
                       N.indices.astype(np.int64), N.data.astype(np.float64), c, first, out)
     return out

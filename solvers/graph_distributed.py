@@ -142,7 +142,9 @@ def rp_trees(R: RemoteRows, trees: int, depth: int, seed: int = 0) -> list:
     list per level of (normals, CSR with a row per node of the level; offsets)."""
     n = R.shape[0]
     rng = np.random.default_rng(seed)
-    S = R[kernels.sample_rows(n, min(n, TREE_SAMPLE_PER_LEAF << depth), seed)]
+    S = sp.csr_matrix(R[kernels.sample_rows(n, min(n, TREE_SAMPLE_PER_LEAF << depth), seed)])
+    S.sort_indices()
+    S.indptr, S.indices = S.indptr.astype(np.int64), S.indices.astype(np.int64)
     sq = kernels.sqnorms(S)
     out = []
     for _ in range(trees):
@@ -273,8 +275,12 @@ class GraphOnBlocks:
         graph is the same on any number of blocks. Returns (the sum of the distances, their
         count) as :meth:`knn`."""
         depth = max(1, math.ceil(math.log2(max(2, self.n / APPROX_LEAF))))
+        t0 = time.perf_counter()
         trees = rp_trees(R, APPROX_TREES, depth, seed)
         self.blocks.call("route", trees)
+        log.info("graph: %d random-projection trees of %d levels drawn on %d sampled rows, "
+                 "every row routed: %.1f s", len(trees), depth,
+                 min(self.n, TREE_SAMPLE_PER_LEAF << depth), time.perf_counter() - t0)
         kk = min(self.n - 1, k + graph_mod.REFINE)
         starts = [int(s) for s in self.starts]
         groups = max(1, math.ceil(self.n / (self.B * GROUP_ROWS)))

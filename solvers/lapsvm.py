@@ -718,6 +718,7 @@ def graph_newton(op, gamma_a, gamma_i, hinge=True, max_iter=50, tol=CG_TOLERANCE
         return 0.5 * (float(np.sum(cl[A] * res * res)) + gamma_a * ff + gamma_i * fLf)
 
     for it in range(1, max_iter + 1):
+        t_step = time.perf_counter()
         op.system(np.where(E, cl, 0.0), gamma_a, gamma_i)
         cg_it = graph_cg(op, tol, max(1000, n))
         cg_total += cg_it
@@ -732,9 +733,10 @@ def graph_newton(op, gamma_a, gamma_i, hinge=True, max_iter=50, tol=CG_TOLERANCE
         trace.append((it, F))
         E_new = loss_mask(Yl, fl, hinge)
         changed = int(np.sum(E_new != E))
+        now = time.perf_counter()
         log.info("%sgraph newton step %d: %d CG iterations, step %.4g, objective %.12g, %d "
-                 "error vectors (%d changed), %.2f s", tag, it, cg_it, t, F, int(E_new.sum()),
-                 changed, time.perf_counter() - t0)
+                 "error vectors (%d changed), %.2f s (%.2f s in all)", tag, it, cg_it, t, F,
+                 int(E_new.sum()), changed, now - t_step, now - t0)
         if changed == 0:
             reason = "error vectors unchanged"
             break
