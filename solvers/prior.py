@@ -66,6 +66,11 @@ RBF_MAX_ROWS = 50_000  # n × NYSTROEM dense features: 120 MB at this size
 # beyond this many rows the estimate is that of a seeded sample: its error is the bias of the
 # rule, not the sampling (0.01 at 50,000 rows), and --prior auto stays a fraction of a fit
 MAX_ROWS = 50_000
+# up to this many values of the scorer's rows a logistic fit runs its BLAS on one thread:
+# L-BFGS-B's own step is a few small BLAS calls on ~300 numbers, which OpenBLAS splits over
+# its threads and then waits for (usps49-10's 20 fits beside another job: 0.56 s in the step
+# against 0.015 s on one thread); a product with more rows than this gains from the threads
+SERIAL_VALUES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -180,8 +185,13 @@ class Standardised:
 def logistic_fit(A, s, reg):
     """(w, b) of an L2-penalised logistic regression of s ∈ {0, 1} on the rows of A (an array,
     a sparse matrix or :class:`Standardised`): minimises Σ log(1 + exp(∓(Aw + b))) +
-    ½·reg·m·‖w‖² (m rows, b unpenalised), by L-BFGS."""
+    ½·reg·m·‖w‖² (m rows, b unpenalised), by L-BFGS (on one BLAS thread up to
+    :data:`SERIAL_VALUES` values of A)."""
+    import contextlib
+
     import scipy.optimize
+
+    from ssl_svm.solvers.linalg_numpy import one_blas_thread
 
     m = float(s.size)
 
@@ -193,8 +203,10 @@ def logistic_fit(A, s, reg):
         return L + 0.5 * reg * m * float(w @ w), np.concatenate([A.T @ r + reg * m * w,
                                                                 [r.sum()]])
 
-    res = scipy.optimize.minimize(loss, np.zeros(A.shape[1] + 1), jac=True,
-                                  method="L-BFGS-B", options={"maxiter": 500})
+    serial = A.shape[0] * A.shape[1] <= SERIAL_VALUES
+    with one_blas_thread() if serial else contextlib.nullcontext():
+        res = scipy.optimize.minimize(loss, np.zeros(A.shape[1] + 1), jac=True,
+                                      method="L-BFGS-B", options={"maxiter": 500})
     return res.x[:-1], res.x[-1]
 
 

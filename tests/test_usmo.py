@@ -333,6 +333,37 @@ def test_ratio_curve_counts_ties_and_resample_weights():
                                prior.ratio_curve(rows_p, rows_u, qs))
 
 
+@pytest.mark.parametrize("serial", [True, False])
+def test_logistic_fit_runs_small_rows_on_one_blas_thread(monkeypatch, serial):
+    """Up to SERIAL_VALUES values the fit (L-BFGS-B's step and the loss's products) runs its
+    BLAS on one thread, above it on the threads it was given; the fit is the same."""
+    from ssl_svm.solvers.host import pools
+
+    if not pools.blas_threads():
+        pytest.skip("no BLAS library that threadpoolctl can limit")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    s = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(float)
+    seen = []
+
+    class Rows:
+        shape = X.shape
+        T = X.T
+
+        def __matmul__(self, w):
+            seen.append(pools.blas_threads())
+            return X @ w
+
+    monkeypatch.setattr(prior, "SERIAL_VALUES", X.size if serial else X.size - 1)
+    with pools.blas_limit(2):
+        w, b = prior.logistic_fit(Rows(), s, 1e-2)
+        after = pools.blas_threads()
+    assert seen and set(seen) == ({1} if serial else {2})
+    assert after == 2  # put back
+    w0, b0 = prior.logistic_fit(X, s, 1e-2)
+    np.testing.assert_allclose(np.append(w, b), np.append(w0, b0), rtol=1e-10, atol=1e-12)
+
+
 def test_prior_estimate_on_two_uci_sets():
     """--prior auto on two of the PU benchmark's sets (bench/bench_prior.py; raw features,
     20 % of the positives labeled, draws 0–9; target: the unlabeled rows' positive fraction).
