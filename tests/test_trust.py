@@ -493,7 +493,10 @@ def test_the_estimators_check_their_fit_too():
     y = np.where(y == 0, -1, np.where(y > 0, 1, 0))  # classes 0/1, -1 unlabeled
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        clf = ssl_svm.TVRLS(check="cv").fit(X, y)
+        # random_state=None (the default) draws the folds' seed anew each fit, as scikit-learn
+        # does; on g241d split 0 one seed in 12 left the harm unproven (p 0.11), so the
+        # verdict tested here is that of one fixed fold draw (p 0.0008)
+        clf = ssl_svm.TVRLS(check="cv", random_state=0).fit(X, y)
     hurt = [w for w in caught if issubclass(w.category, ssl_svm.UnlabeledHurtWarning)]
     assert len(hurt) == 1 and "SemiSupervisedKFold" in str(hurt[0].message)
     assert "harm proven" in str(hurt[0].message)
