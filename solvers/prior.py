@@ -68,8 +68,7 @@ RBF_MAX_ROWS = 50_000  # n × NYSTROEM dense features: 120 MB at this size
 MAX_ROWS = 50_000
 # up to this many values of the scorer's rows a logistic fit runs its BLAS on one thread:
 # L-BFGS-B's own step is a few small BLAS calls on ~300 numbers, which OpenBLAS splits over
-# its threads and then waits for (usps49-10's 20 fits beside another job: 0.56 s in the step
-# against 0.015 s on one thread); a product with more rows than this gains from the threads
+# its threads and then waits for; products over more rows gain from the threads (BENCHMARKS.md)
 SERIAL_VALUES = 2_000_000
 
 
