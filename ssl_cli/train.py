@@ -201,8 +201,9 @@ class Job:
               help="after a semi-supervised fit, cross-validate it and the supervised svm on "
                    "the same folds of the labeled rows and say the verdict (harm proven, no "
                    "harm, or unverified with the loss the labels cannot rule out): auto = "
-                   "always, its folds on a share of the unlabeled rows (about half the fit's "
-                   "time more), cv = its folds on every row, none = never")
+                   "always, its folds on every row up to 2,000 unlabeled rows, above on a "
+                   "seeded 2,000 of them or a tenth, whichever is more; cv = its folds on "
+                   "every row; none = never")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="train on a Dask cluster, e.g. tcp://HOST:8786: the rows stay on the "
                    "workers, each reading its part of TRAIN [rls, svm, tsvm, da, lapsvm, "

@@ -45,10 +45,10 @@ class ClusterTraining:
         """:func:`fit` on these rows."""
         return fit(self, algo, params)
 
-    def check(self, algo, params: dict, m, fit_seconds: float, how: str = "auto",
-              seed: int = 0, source: str | None = "TRAIN"):
+    def check(self, algo, params: dict, m, how: str = "auto", seed: int = 0,
+              source: str | None = "TRAIN"):
         """:func:`check` on these rows."""
-        return check(self, algo, params, m, fit_seconds, how, seed, source)
+        return check(self, algo, params, m, how, seed, source)
 
 
 def prepare(blocks, algo, name: str, unlabeled_label: int = 0) -> ClusterTraining:
@@ -183,8 +183,8 @@ def cross_validate(training: ClusterTraining, algo, params: dict, k: int, seed: 
     return float(np.sum(pred == y)) / y.size
 
 
-def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
-          how: str = "auto", seed: int = 0, source: str | None = "TRAIN"):
+def check(training: ClusterTraining, algo, params: dict, m, how: str = "auto", seed: int = 0,
+           source: str | None = "TRAIN"):
     """The check after a cluster fit (:func:`ssl_svm.trust.check_fit`'s, on the blocks): the
     fit's folds trained where the rows are (``how`` auto: on the share of the unlabeled rows
     of :func:`ssl_svm.trust.check_share`, the same seeded rows as in one process), the svm on
@@ -218,7 +218,7 @@ def check(training: ClusterTraining, algo, params: dict, m, fit_seconds: float,
     Xl = sp.vstack([p[0] for p in parts], format="csr")
     yl, cl = np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
     k = trust.folds_for(yl)  # 0: only the unlabeled rows' disagreement bounds the loss
-    share = trust.check_share(k, fit_seconds, u) if how == "auto" and k else 1.0
+    share = trust.check_share(k, u) if how == "auto" and k else 1.0
     if algo.name in GRAPH and share < 1.0:
         # the folds solve on the fit's graph and landmark system: on every row, as --check cv
         log.info("--check: the folds of a graph fit on a cluster keep every unlabeled row (the "

@@ -354,9 +354,6 @@ class SSLClassifier(ClassifierMixin, BaseEstimator):
                 result = pipeline.train(prepared, pipeline.Request(
                     algo, params, run, probability=self._probability(), seed=seed, init=init,
                     init_source="the previous fit", check=check, source=None,
-                    on_skip=lambda why: warn(
-                        f"{type(self).__name__}: not checked against the supervised svm: "
-                        f"{why}", UncheckedWarning),
                     transductive=True, verbose=bool(self.verbose)))
                 model, self.check_, F_unl = result.model, result.check, result.values
         self._set_fitted(model, classes, label_index)
@@ -664,8 +661,9 @@ _COMMON_DOC = {
              "the labeled rows, compare their labels of the unlabeled rows, and say the "
              "verdict: harm proven (UnlabeledHurtWarning), no harm (nothing said), or "
              "unverified with the loss the labeled rows cannot rule out (UnverifiedWarning): "
-             "'auto' always, its folds on a share of the unlabeled rows (about half the fit's "
-             "time more), 'cv' its folds on every row, 'none' never (as ssl-train --check); "
+             "'auto' always, its folds on every row up to 2,000 unlabeled rows, above on a "
+             "seeded 2,000 of them or a tenth, whichever is more, 'cv' its folds on every "
+             "row, 'none' never (as ssl-train --check); "
              "the verdict and its figures are ``check_`` (None when not run)",
 }
 

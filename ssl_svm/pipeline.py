@@ -11,7 +11,6 @@ rows are), and the result is what each writes or keeps.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ssl_svm import training, trust
@@ -26,9 +25,8 @@ class Request:
     validation set); probability: fit a calibration (5-fold, ``seed``); init, init_source: a
     model of the same solver seeding the fit, and how to name it; check: the check after the
     fit (``auto``, ``cv`` or ``none``, :func:`ssl_svm.trust.check_fit`); source: the file the
-    rows came from, named in the check's messages (None: no file); on_skip: told why a due
-    check could not run; transductive: also return the unlabeled rows' decision values;
-    verbose: the calibration's progress."""
+    rows came from, named in the check's messages (None: no file); transductive: also return
+    the unlabeled rows' decision values; verbose: the calibration's progress."""
 
     algo: object
     params: dict
@@ -39,7 +37,6 @@ class Request:
     init_source: str = ""
     check: str = "none"
     source: str | None = None
-    on_skip: Callable[[str], None] | None = None
     transductive: bool = False
     verbose: bool = False
 
@@ -133,8 +130,7 @@ def command_backend(algo, data, params: dict, run: dict, check: str):
 
 def is_remote(rows) -> bool:
     """Whether ``rows`` are held elsewhere (a cluster's blocks): they fit and check themselves
-    (``rows.fit(algo, params)``, ``rows.check(algo, params, model, seconds, how, seed,
-    source)``)."""
+    (``rows.fit(algo, params)``, ``rows.check(algo, params, model, how, seed, source)``)."""
     from ssl_svm.cluster import ClusterTraining
 
     return isinstance(rows, ClusterTraining)
@@ -149,16 +145,15 @@ def train(rows, request: Request) -> Result:
     if not isinstance(rows, training.Training):  # held elsewhere (checked_request)
         with WarmClock() as clock:
             model = rows.fit(request.algo, request.params)
-        checked = rows.check(request.algo, request.params, model, clock.seconds,
-                             request.check, request.seed, request.source)
+        checked = rows.check(request.algo, request.params, model, request.check,
+                             request.seed, request.source)
         return Result(model, checked, None, clock.seconds)
-    with WarmClock() as clock:  # without a first run's compiling: what a fold would take
+    with WarmClock() as clock:  # without a first run's compiling
         model = training.fit(request.algo, rows, request.params, request.run,
                              probability=request.probability, seed=request.seed,
                              init=request.init, init_source=request.init_source,
                              verbose=request.verbose)
     checked = trust.check_fit(request.algo, rows, request.params, request.run, model,
-                              clock.seconds, request.check, seed=request.seed,
-                              source=request.source, on_skip=request.on_skip)
+                              request.check, seed=request.seed, source=request.source)
     values = training.transductive_values(model, rows) if request.transductive else None
     return Result(model, checked, values, clock.seconds)

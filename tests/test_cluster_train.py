@@ -397,7 +397,7 @@ def test_the_check_after_a_cluster_fit_is_the_one_process_check(cluster, tmp):
                tmp / "auto.model", PCMAC, check=0)
     said = [x for x in tune.stderr.splitlines() if "check against the supervised svm" in x]
     assert len(said) == 1 and said[0].split("): ", 1)[1] == line[0].split("): ", 1)[1]
-    # --check auto on over 5,000 unlabeled rows: the folds fit on a seeded tenth of them, the
+    # --check auto on over 2,000 unlabeled rows: the folds fit on a seeded 2,000 of them, the
     # same rows as in one process
     from ssl_svm import trust
     from ssl_svm.formats.svmlight import read_dataset
@@ -410,12 +410,13 @@ def test_the_check_after_a_cluster_fit_is_the_one_process_check(cluster, tmp):
             check=0)
     said = [x.split("): ", 1)[1] for x in r.stderr.splitlines()
             if "check against the supervised svm" in x or "ignoring the unlabeled rows" in x]
-    assert len(said) == 1 and "the folds' fits used 540 of the 5400 unlabeled rows" in said[0], \
+    assert len(said) == 1 and "the folds' fits used 2000 of the 5400 unlabeled rows" in said[0], \
         r.stderr
     data = read_dataset(str(big))
     algo = ALGORITHMS["tsvm"]
     params = {**algo.defaults(), "lambda": 1e-3}
     m = algo.fit(data.X, data.y, data.cost, params)
     unl = m.labels_from_values(m.decision_function(data.X[data.y == 0]))
-    c = trust.compare(algo, data.X, data.y, data.cost, params, unlabeled=unl, share=0.1)
+    c = trust.compare(algo, data.X, data.y, data.cost, params, unlabeled=unl,
+                      share=trust.check_share(5, 5400))
     assert c.text() in said[0]
