@@ -5,7 +5,11 @@ cheeger-rls), each fit checked with its folds on a fixed share of the unlabeled 
 whichever is more: ``ssl_svm.trust.check_share``).
 
     python bench/bench_check_share.py [--sets australian,heart] [--shares 1,0.5,0.2,0.1]
-        [--json F]
+        [--algos tsvm,lapsvm,cheeger-rls,da] [--no-fold-reuse] [--json F]
+
+``--no-fold-reuse``: the folds choose every auto parameter again, as the fit did, instead of
+taking the fit's choice (``Algorithm.fold_reuse``: da's λ); the two are compared by running
+once with it and once without.
 
 In process, through the estimators (``unlabeled_label=0``); errors on the unlabeled rows. Prints,
 per share: harmful fits (more than 2 points worse than the svm), those called "no harm",
@@ -29,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_trust as bt  # noqa: E402
 
 
-def records(sets, shares):
+def records(sets, shares, algos, fold_reuse=True):
     """One dict per split and solver: the svm's and the fit's error, whether each share's
     check warned."""
     from sklearn.datasets import load_svmlight_file
@@ -37,7 +41,11 @@ def records(sets, shares):
     import ssl_svm
     from ssl_svm import trust
 
-    est = {"tsvm": ssl_svm.TSVM, "lapsvm": ssl_svm.LapSVM, "cheeger-rls": ssl_svm.CheegerRLS}
+    est = {"tsvm": ssl_svm.TSVM, "lapsvm": ssl_svm.LapSVM, "cheeger-rls": ssl_svm.CheegerRLS,
+           "da": ssl_svm.DAS3VM}
+    est = {a: est[a] for a in algos}
+    if not fold_reuse:
+        trust.fold_params = lambda algo, params, model: dict(params)
     logging.disable(logging.WARNING)
     for name in sets:
         rows = bt.rows_of(name)
@@ -65,6 +73,8 @@ def records(sets, shares):
                         rec["err"] = 100 * float(np.mean(m.predict(X[unl]) != truth[unl]))
                         rec[f"verdict{share:g}"] = (None if m.check_ is None
                                                     else m.check_.verdict)
+                        rec[f"seconds{share:g}"] = (0.0 if m.check_ is None
+                                                    else m.check_.seconds)
                     print(json.dumps(rec), flush=True)
                     yield rec
 
@@ -73,10 +83,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=",".join(bt.TUNE))
     ap.add_argument("--shares", default="1,0.5,0.2,0.1")
+    ap.add_argument("--algos", default="tsvm,lapsvm,cheeger-rls")
+    ap.add_argument("--no-fold-reuse", action="store_true")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     shares = [float(s) for s in a.shares.split(",")]
-    recs = list(records(a.sets.split(","), shares))
+    unknown = set(a.algos.split(",")) - {"tsvm", "lapsvm", "cheeger-rls", "da"}
+    if unknown:
+        ap.error(f"--algos: unknown {', '.join(sorted(unknown))}")
+    recs = list(records(a.sets.split(","), shares, a.algos.split(","), not a.no_fold_reuse))
     if a.json:
         Path(a.json).write_text(json.dumps(recs, indent=1))
     harm = [r for r in recs if r["err"] > r["svm"] + 2]
@@ -88,7 +103,8 @@ def main() -> None:
         print(f"share {s:g}: harmful called no harm {sum(r[key] == 'no harm' for r in harm)} "
               f"of {len(harm)}, others called harm {sum(r[key] == 'harm' for r in fine)} of "
               f"{len(fine)}, unverified {sum(r[key] == 'unverified' for r in recs)}, {same} "
-              f"verdicts as at {shares[0]:g}")
+              f"verdicts as at {shares[0]:g}; the checks took "
+              f"{sum(r[f'seconds{s:g}'] for r in recs):.1f} s")
 
 
 if __name__ == "__main__":

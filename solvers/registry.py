@@ -54,6 +54,10 @@ class Algorithm:
     # labels, reuses what depends on the rows alone (the graph and the kernel matrix) and
     # nothing the labels made: the check's folds hide their labels instead of dropping rows
     rows_reuse: bool = False
+    # parameters whose auto value (None) the check's folds take from the fit (its
+    # model.stats[name], one value for every task) instead of choosing it again, as the
+    # check's supervised svm reuses its λ: a choice by a rule costing whole fits
+    fold_reuse: tuple[str, ...] = ()
 
     @property
     def fit(self) -> Callable:
@@ -95,7 +99,8 @@ ALGORITHMS: dict[str, Algorithm] = {
                   warm_path="lambda", run_options=("backend",)),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
                   SOLVER_PARAMS["da"], "ssl_svm.solvers.s3vm:fit_da", uses_unlabeled=True,
-                  svmlin_code=3, linear_model=True, run_options=("backend",)),
+                  svmlin_code=3, linear_model=True, run_options=("backend",),
+                  fold_reuse=("lambda",)),
         Algorithm("lapsvm", "Laplacian SVM in the primal (Melacci & Belkin): minimises "
                   "1/2 [Σ_labeled c·max(0, 1 - y f)² + γ_A αᵀKα + γ_I fᵀL^p f] over f = Kα "
                   "(+ b), all rows' kNN graph Laplacian L, no 1/l factors (lapsvmp's "

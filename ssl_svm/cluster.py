@@ -240,7 +240,8 @@ def check(training: ClusterTraining, algo, params: dict, m, how: str = "auto", s
     with progress.quiet_solvers():  # the folds' own iteration remarks are not the user's
         y, held = np.zeros(0), np.zeros(0)
         if k:
-            y, held = held_out_labels(training, algo, params, k, seed, hide=hide)
+            y, held = held_out_labels(training, algo, trust.fold_params(algo, params, m), k,
+                                      seed, hide=hide)
         svm, base = trust.baseline(Xl, yl, cl, k, seed, params)
         unl_svm = np.concatenate([svm.labels_from_values(
             blocks.call_one(b, "predict_rows", svm.function.W, svm.function.b, r))

@@ -3,8 +3,9 @@ the same labeled rows, and the verdict the check after a fit says.
 
 Both are cross-validated on the same stratified folds of the labeled rows (the unlabeled rows
 stay in every training part of the semi-supervised solver; the svm sees the labeled rows
-only, at the λ ``ssl-train -a svm`` chooses on all of them). Each labeled row then has two
-held-out predictions, one per method, and the comparison is paired
+only, at the λ ``ssl-train -a svm`` chooses on all of them, and the solver's parameters whose
+auto choice costs whole fits, da's λ, are those its fit chose: :func:`fold_params`). Each
+labeled row then has two held-out predictions, one per method, and the comparison is paired
 (:mod:`ssl_svm.selection.stats`): it counts the rows only the fit gets right (``better``) and
 the rows only the svm gets right (``worse``). The unlabeled rows add one exact figure: the
 share of them on which the fit and the svm trained on every labeled row (``ssl-train -a
@@ -108,6 +109,20 @@ def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=N
             model = fit(X, hidden, cost, params, **(run or {}), warm=reuse)
         pred[test] = model.predict(X[test])
     return pred
+
+
+def fold_params(algo, params: dict, model) -> dict:
+    """The parameters the check's folds fit ``algo`` with after its fit ``model`` with
+    ``params``: ``params``, where each parameter of
+    :attr:`~ssl_svm.solvers.registry.Algorithm.fold_reuse` that was auto (None) takes the value
+    the fit chose (``model.stats``) when it chose one value for every task (a multi-class fit
+    whose tasks chose differently keeps auto: each fold chooses again)."""
+    out = dict(params)
+    for name in algo.fold_reuse:
+        chosen = {float(v) for v in (model.stats.get(name) or [])}
+        if params.get(name) is None and len(chosen) == 1:
+            out[name] = chosen.pop()
+    return out
 
 
 def baseline_params(params: dict | None = None) -> dict:
@@ -284,7 +299,8 @@ def check_fit(algo, training, params: dict, run, m, how: str = "auto", *,
     from ssl_svm.solvers.host import budget
 
     budget.plan_check(k)  # a command's folds: on numpy while they cost less than numba's start
-    c = compare(algo, data.X, data.y, data.cost, params, run, seed=seed, unlabeled=labels,
+    c = compare(algo, data.X, data.y, data.cost, fold_params(algo, params, m), run, seed=seed,
+                unlabeled=labels,
                 share=check_share(k, int(unl.sum())) if how == "auto" and k
                 else 1.0, model=m)
     report(c, source)

@@ -397,6 +397,16 @@ def test_the_check_after_a_cluster_fit_is_the_one_process_check(cluster, tmp):
                tmp / "auto.model", PCMAC, check=0)
     said = [x for x in tune.stderr.splitlines() if "check against the supervised svm" in x]
     assert len(said) == 1 and said[0].split("): ", 1)[1] == line[0].split("): ", 1)[1]
+    # da's λ auto: the folds take the λ the fit chose, on the cluster as in one process
+    da = ["-a", "da", "--check", "cv", PCMAC]
+    local = run("ssl-train", *da, tmp / "da.local", check=0)
+    r = run("ssl-train", "--cluster", cluster.scheduler_address, *da, tmp / "da.c", check=0)
+    line, said = ([x.split("): ", 1)[1] for x in p.stderr.splitlines()
+                   if "against the supervised svm" in x or "ignoring the unlabeled" in x]
+                  for p in (local, r))
+    assert len(line) == 1 and said == line, r.stderr
+    assert stat((tmp / "da.c").read_text(), "lambda") == stat(
+        (tmp / "da.local").read_text(), "lambda")
     # --check auto on over 2,000 unlabeled rows: the folds fit on a seeded 2,000 of them, the
     # same rows as in one process
     from ssl_svm import trust

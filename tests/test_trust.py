@@ -7,7 +7,7 @@ import re
 import book
 import numpy as np
 import pytest
-from conftest import run
+from conftest import SAMPLES, run
 
 from ssl_svm.formats.model_file import read_model
 from ssl_svm.selection.rules import select
@@ -623,3 +623,52 @@ def test_graph_folds_hide_their_labels_and_reuse_the_fits_graph_and_kernel(name,
     assert c.accuracy == pytest.approx(100 * np.mean(cold[lab] == y[lab]))
     monkeypatch.setattr(graph, "build", build)
     assert trust.compare(algo, X, y, cost, params, model=m, share=0.5).sample == (150, 300)
+
+
+def test_da_folds_take_the_lambda_the_fit_chose():
+    """da's λ auto costs up to three annealings a fit (λ = 1, 0.1, 0.01 while the fit is
+    lopsided); the check's folds take the λ the fit chose, as its svm takes its own, and
+    anneal once each: the same held-out predictions as folds given that λ."""
+    import ssl_svm
+    from ssl_svm import trust
+    from ssl_svm.solvers import s3vm
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    da = ALGORITHMS["da"]
+    auto = da.defaults()
+    assert auto["lambda"] is None
+
+    class Fitted:
+        def __init__(self, lams):
+            self.stats = {"lambda": lams}
+
+    assert trust.fold_params(da, auto, Fitted([0.01]))["lambda"] == 0.01
+    assert trust.fold_params(da, auto, Fitted([0.1, 0.01]))["lambda"] is None  # tasks differ
+    assert trust.fold_params(da, {**auto, "lambda": 0.5}, Fitted([0.01]))["lambda"] == 0.5
+    tsvm = ALGORITHMS["tsvm"]
+    assert trust.fold_params(tsvm, tsvm.defaults(), Fitted([0.01])) == tsvm.defaults()
+
+    X, y = ssl_svm.load_svmlight(str(SAMPLES / "pcmac.train"))
+    chosen = []
+    choose = s3vm.da_lambda_auto
+
+    def counted(fit_at, tag=""):
+        res, lam = choose(fit_at, tag)
+        chosen.append(lam)
+        return res, lam
+
+    s3vm.da_lambda_auto = counted
+    try:
+        clf = ssl_svm.DAS3VM(unlabeled_label=0, random_state=0).fit(X, y)
+    finally:
+        s3vm.da_lambda_auto = choose
+    assert len(chosen) == 1  # the fit's choice; none in the 5 folds
+    assert clf.check_ is not None and clf.check_.folds == 5
+    lam = chosen[0]
+    assert lam in s3vm.DA_LAMBDAS
+    # the folds at that λ, given: the same held-out rows right and wrong
+    assert set(np.unique(y)) == {-1.0, 0.0, 1.0}  # the internal codes already
+    pred = trust.held_out_predictions(da.fit, X, y, np.ones(y.size), {**auto, "lambda": lam},
+                                      5, 0)
+    lab = y != 0
+    assert clf.check_.accuracy == pytest.approx(100 * np.mean(pred[lab] == y[lab]))
