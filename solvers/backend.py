@@ -48,8 +48,8 @@ NUMPY_PATHS = {"svm": ("stored values", NUMPY_NNZ), "rls": ("stored values", NUM
                **{tv: ("rows", NUMPY_TV_ROWS) for tv in ("tvrls", "tvsvm", "cheeger-rls",
                                                           "cheeger-svm")}}
 # solvers whose fit a command's check repeats in k folds, where the fit and its folds together
-# run slower on numpy than numba's start: da's annealing (the sample file with its check,
-# 2.36 s begun on numpy, 2.13 s on numba); tsvm's are faster on numpy (0.97 s against 1.43 s)
+# run slower on numpy than numba's start: da's annealing (the pcmac sample with its check,
+# even with the folds at the fit's λ: BENCHMARKS.md, small data); tsvm's are faster on numpy
 # and its folds follow budget.plan_check
 CHECK_ON_NUMBA = ("da",)
 
