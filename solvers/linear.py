@@ -111,6 +111,7 @@ class Routines:
     def __init__(self, numpy: bool):
         self.direct = linalg_numpy.DirectSolves()
         self.gram = GramCache()
+        self.operators = linalg_numpy.OperatorCache()  # numpy's CG products on every row
         # when a check's folds or a path's fits add up to the budget, the rest start on
         # numba, which runs them on all cores
         self.left = budget.numpy_work_left(NUMPY_WORK) if numpy else 0
@@ -175,7 +176,7 @@ class Routines:
         if self.numba:
             return self.la.KernelRows(indptr, indices, data, bias, Y, C, J, o, n,
                                       self.la.threads())
-        return linalg_numpy.ArrayRows(indptr, indices, data, bias, Y, C, J, o, n)
+        return linalg_numpy.ArrayRows(indptr, indices, data, bias, Y, C, J, o, n, self.operators)
 
     def _cgls(self, indptr, indices, data, bias, Y, C, J, lam, beta, o, eps, itermax,
               precondition, forcing=0.0):

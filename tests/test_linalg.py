@@ -53,6 +53,44 @@ def test_cgls_solves_the_regularised_normal_equations(numpy, seed, m, d, lam, bi
     np.testing.assert_allclose(o[J], A @ beta, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("index, value", [(np.int32, np.float64), (np.int64, np.float64),
+                                          (np.int32, np.float32)])
+def test_numpys_direct_product_gives_the_bytes_of_scipys(index, value):
+    X, _, _ = random_problem(3, 37, 23)
+    A = sp.csr_matrix((X.data.astype(value), X.indices.astype(index),
+                       X.indptr.astype(index)), shape=X.shape)
+    x = np.random.default_rng(4).normal(size=(2, A.shape[1]))
+    product = linalg_numpy.Product(A)
+    assert product.direct == (value == np.float64)  # float32 values: A @ x
+    for v in x:
+        assert product(v).tobytes() == (A @ v).tobytes()
+    strided = np.random.default_rng(5).normal(size=2 * A.shape[1])[::2]  # not contiguous
+    assert product(strided).tobytes() == (A @ strided).tobytes()
+
+
+def test_cg_on_every_row_reuses_one_fits_products_with_the_same_bytes():
+    X, Y, C = random_problem(7, 60, 15)
+    cache = linalg_numpy.OperatorCache()
+    J = np.arange(60)
+    runs = []
+    for cached in (None, cache, cache):
+        beta = np.zeros(16)
+        o = np.zeros(60)
+        rows = linalg_numpy.ArrayRows(X.indptr, X.indices, X.data, 1.0, Y, C, J, o, 16, cached)
+        least_squares.cgls(rows, 0.5, beta, 1e-10, 100, True)
+        runs.append((beta.tobytes(), o.tobytes(), rows.ops))
+    assert runs[0][:2] == runs[1][:2] == runs[2][:2]
+    assert runs[1][2] is runs[2][2] and runs[0][2] is not runs[1][2]
+    # other rows or another matrix: their own products
+    part = linalg_numpy.ArrayRows(X.indptr, X.indices, X.data, 1.0, Y, C, J[:30], np.zeros(60),
+                                  16, cache)
+    assert part.ops is not runs[1][2]
+    X2 = X.copy()
+    other = linalg_numpy.ArrayRows(X2.indptr, X2.indices, X2.data, 1.0, Y, C, J, np.zeros(60),
+                                   16, cache)
+    assert other.ops is not runs[1][2]
+
+
 def phi(X, Y, C, lam, bias, w, w_bar, delta):
     return la.svm_objective(X, Y, C, lam, w + delta * (w_bar - w), bias)
 
