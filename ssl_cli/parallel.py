@@ -8,7 +8,6 @@ local processes get them through joblib's memory-mapping of large arrays.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import itertools
 import logging
@@ -22,6 +21,7 @@ import time
 import click
 
 from ssl_svm.formats.errors import DataError
+from ssl_svm.solvers.host.forks import die_with_parent
 from ssl_svm.solvers.host.pools import available_cpus, default_threads
 
 # the names on PyPI: ssl-svm itself is installed from its source, where '.[cluster]' works
@@ -231,7 +231,6 @@ class Runner:
             numba_start.set_start(marker=None)
 
 
-PR_SET_PDEATHSIG = 1
 
 
 class InWorker:
@@ -271,26 +270,6 @@ def _say_compiles_once(prog: str, label: str, folder: str) -> None:
 
     numba_start.set_start(label=start.label or label, marker=os.path.join(folder, "said"),
                           hook=say)
-
-
-def die_with_parent(parent: int) -> None:
-    """A local worker's initializer: it ends when its parent does.
-
-    A batch system kills a job past its limit with SIGKILL: the parent cannot stop its loky
-    workers, which would go on with their tasks (and their resource trackers with them) for
-    minutes, or, still starting, wait for tasks until loky's idle timeout. Before any task a
-    worker asks Linux for SIGKILL when the thread that started it ends (prctl
-    PR_SET_PDEATHSIG; loky starts workers from the thread that submits the first tasks or
-    from its executor's management thread, both of which live as long as the workers are
-    wanted), and ends at once if its parent is already gone (killed while it started)."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
 
 
 SERIAL_SECONDS = 2.0

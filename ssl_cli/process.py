@@ -247,6 +247,10 @@ def run(command, prog: str, argv=None) -> int:
     except ValueError as e:  # numba would crash (exit 139) or print a traceback on it
         _say(prog, f"error: {safe_text(str(e))}")
         return 1
+    from ssl_svm.solvers.host import forks
+
+    # a command's small folds may run in children forked from it, on the CPUs it may use
+    forks.allow(pools.default_threads())
     try:
         try:
             _no_value_after_help(prog, sys.argv[1:] if argv is None else argv)
@@ -277,6 +281,8 @@ def run(command, prog: str, argv=None) -> int:
         _stdout_to_devnull()
         _say(prog, f"error: -: cannot write: {e.strerror or e}")
         status = 1
+    finally:
+        forks.allow(0)  # a test that runs a command in its own process: its library forks none
     # from here on the outcome is decided: an interrupt or SIGTERM during the interpreter's
     # shutdown no longer changes the exit status. (Ignored process-wide: a mask would cover
     # this thread only, and the shutdown puts Python-level handlers back to the default.)

@@ -87,28 +87,76 @@ def unlabeled_sample(y, share: float, seed: int) -> np.ndarray | None:
     return np.sort(np.concatenate([np.flatnonzero(y != 0), pick]))
 
 
+class HeldOut:
+    """The folds of :func:`held_out_predictions`, begun: with ``isolated``, in children forked
+    from a command where it may (:class:`ssl_svm.solvers.host.forks.Batch`), while the caller
+    goes on (the svm's baseline); :meth:`predictions` collects them. ``isolated``: each
+    fold's fit follows from its own rows alone (its own numpy budget, whether or not numba
+    runs: :func:`ssl_svm.solvers.host.budget.history_free`), so that the folds give the same
+    bytes one after another as in children; else they run in :meth:`predictions`, one after
+    another, on the command's budget (folds planned on numba)."""
+
+    def __init__(self, fit, X, y, cost, params: dict, k: int, seed: int, run=None,
+                 reuse=None, isolated: bool = True):
+        import numpy as np
+
+        from ssl_svm.solvers.crossval import stratified_folds
+        from ssl_svm.solvers.host import forks
+
+        self.y = y
+        self.k = k
+        self.folds = stratified_folds(y, k, seed)
+        run = run or {}
+
+        def one(i):
+            test = self.folds == i
+            with _isolated(isolated):
+                if reuse is None:
+                    model = fit(X[~test], y[~test], cost[~test], params, **run)
+                else:
+                    hidden = np.where(test, 0.0, y)
+                    model = fit(X, hidden, cost, params, **run, warm=reuse)
+            return np.asarray(model.predict(X[test]), dtype=np.float64)
+
+        self.one = one
+        self.batch = forks.Batch(one, range(k)) if isolated else None
+        if self.batch is not None and self.batch.children:
+            log.debug("check: its %d folds in %d processes forked from this one", k,
+                      len(self.batch.children))
+
+    def predictions(self):
+        import numpy as np
+
+        pred = np.zeros(self.y.size)
+        values = (self.batch.results() if self.batch is not None
+                  else [self.one(i) for i in range(self.k)])
+        for i, v in enumerate(values):
+            pred[self.folds == i] = v
+        return pred
+
+    def close(self) -> None:
+        """End the children still running (the caller failed before :meth:`predictions`)."""
+        if self.batch is not None:
+            self.batch.close()
+
+
+def _isolated(on: bool):
+    import contextlib
+
+    from ssl_svm.solvers.host import budget
+
+    return budget.history_free() if on else contextlib.nullcontext()
+
+
 def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=None,
-                         reuse=None):
+                         reuse=None, isolated: bool = True):
     """The predicted label of every labeled row from the model fitted without its fold (the
     folds of :func:`ssl_svm.solvers.crossval.stratified_folds`; unlabeled rows in every
     training part, predicted 0). ``reuse``: a ``warm`` that reuses what depends on the rows
     alone (:attr:`ssl_svm.solvers.registry.Algorithm.rows_reuse`); the fold's rows then stay
-    in, unlabeled, and each fit is ``fit(X, y with the fold's labels 0, ..., warm=reuse)``."""
-    import numpy as np
-
-    from ssl_svm.solvers.crossval import stratified_folds
-
-    folds = stratified_folds(y, k, seed)
-    pred = np.zeros(y.size)
-    for i in range(k):
-        test = folds == i
-        if reuse is None:
-            model = fit(X[~test], y[~test], cost[~test], params, **(run or {}))
-        else:
-            hidden = np.where(test, 0.0, y)
-            model = fit(X, hidden, cost, params, **(run or {}), warm=reuse)
-        pred[test] = model.predict(X[test])
-    return pred
+    in, unlabeled, and each fit is ``fit(X, y with the fold's labels 0, ..., warm=reuse)``.
+    ``isolated``: see :class:`HeldOut`."""
+    return HeldOut(fit, X, y, cost, params, k, seed, run, reuse, isolated).predictions()
 
 
 def fold_params(algo, params: dict, model) -> dict:
@@ -173,8 +221,8 @@ def baseline(X, y, cost, k: int, seed: int, params: dict | None = None):
 
 
 def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
-            folds: int = CHECK_FOLDS, unlabeled=None, share: float = 1.0, model=None
-            ) -> Comparison | None:
+            folds: int = CHECK_FOLDS, unlabeled=None, share: float = 1.0, model=None,
+            isolated: bool = True) -> Comparison | None:
     """Cross-validate ``algo`` with ``params`` on rows X, y (internal labels, 0 = unlabeled)
     and the supervised svm on the labeled rows, on the same folds; None when a class has fewer
     than 2 labeled rows (no folds) and ``unlabeled`` is None. ``unlabeled``: the labels
@@ -185,7 +233,9 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     held-out rows and their folds are the same). ``model``: ``algo``'s fit on these rows; when
     the folds fit on every row and ``algo`` has
     :attr:`~ssl_svm.solvers.registry.Algorithm.rows_reuse`, they reuse its graph and kernel
-    (the fold's rows stay in, their labels hidden)."""
+    (the fold's rows stay in, their labels hidden). ``isolated``: each fold fits as a fit of
+    its own, in children forked from a command where it may (:class:`HeldOut`); False: one
+    after another on the command's budget (folds planned on numba)."""
     import numpy as np
 
     k = folds_for(y, folds)
@@ -200,16 +250,26 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     pred = np.zeros(y.size)
     with progress.quiet_solvers():  # the folds' own iteration remarks are not the user's
         # no folds (k = 0): only the unlabeled rows' disagreement will bound the loss
+        folds_run = None
         if k and rows is None:
             reuse = None
             if algo.rows_reuse and isinstance(getattr(model, "warm", None), dict):
                 reuse = {**model.warm, "seeds": None}
-            pred = held_out_predictions(algo.fit, X, y, cost, params, k, seed, run, reuse)
+            folds_run = HeldOut(algo.fit, X, y, cost, params, k, seed, run, reuse, isolated)
         elif k:  # the labeled rows keep their order, so their folds are the same
-            pred[rows] = held_out_predictions(algo.fit, X[rows], y[rows], cost[rows], params,
-                                              k, seed, run)
-        svm, base = baseline(X[lab], y[lab], cost[lab], k, seed, params)
-        unl_svm = None if unlabeled is None else svm.predict(X[y == 0])
+            folds_run = HeldOut(algo.fit, X[rows], y[rows], cost[rows], params, k, seed, run,
+                                isolated=isolated)
+        try:
+            # while the folds run in children (a command's small fit), the svm runs here
+            svm, base = baseline(X[lab], y[lab], cost[lab], k, seed, params)
+            unl_svm = None if unlabeled is None else svm.predict(X[y == 0])
+            if folds_run is not None and rows is None:
+                pred = folds_run.predictions()
+            elif folds_run is not None:
+                pred[rows] = folds_run.predictions()
+        finally:
+            if folds_run is not None:
+                folds_run.close()
     held = lab if k else lab[:0]
     return comparison(algo.name, k, y[held], pred[held], base, svm, unlabeled, unl_svm,
                       time.perf_counter() - t0,
@@ -298,11 +358,14 @@ def check_fit(algo, training, params: dict, run, m, how: str = "auto", *,
                              training.codes)
     from ssl_svm.solvers.host import budget
 
-    budget.plan_check(k)  # a command's folds: on numpy while they cost less than numba's start
+    # a command's folds: on numpy while they cost less than numba's start, each a fit of its
+    # own then (in children where it may fork); on numba, one after another, once the
+    # command's work went there
+    on_numpy = budget.plan_check(k) is not False and not budget.numba_started_before()
     c = compare(algo, data.X, data.y, data.cost, fold_params(algo, params, m), run, seed=seed,
                 unlabeled=labels,
                 share=check_share(k, int(unl.sum())) if how == "auto" and k
-                else 1.0, model=m)
+                else 1.0, model=m, isolated=on_numpy)
     report(c, source)
     # not in the model file: a model is the fit's alone, whichever check ran after it
     return c

@@ -1,0 +1,194 @@
+"""A command's check folds in forked children (ssl_svm.solvers.host.forks): the same results
+and warnings as one after another, failures raised as the serial run raises them, nothing
+left running. Each case runs in a fresh interpreter: a test process has numba loaded, where
+nothing forks."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from conftest import BIN, SAMPLES, run
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux")
+
+PRELUDE = """
+import json, os, sys, warnings
+import numpy as np
+from ssl_svm.solvers.host import forks
+from ssl_svm.exceptions import UnverifiedWarning
+"""
+
+
+def run_script(body: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+    code = PRELUDE + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONWARNINGS": ""})
+
+
+def test_children_give_the_serial_results_and_warnings_in_task_order():
+    out = run_script("""
+        def fn(i):
+            if i % 2:
+                warnings.warn(f"task {i} in {'child' if os.getpid() != PARENT else 'here'}",
+                              UnverifiedWarning)
+            return np.arange(i + 1) * 1.5 + i
+
+        PARENT = os.getpid()
+        said = {}
+        for children in (0, 2, 3):
+            forks.allow(children)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                batch = forks.Batch(fn, range(5))
+                started = len(batch.children)
+                got = [v.tolist() for v in batch.results()]
+            said[children] = [started, got, [(w.category.__name__, str(w.message))
+                                             for w in caught]]
+        print(json.dumps(said))
+    """)
+    assert out.returncode == 0, out.stderr
+    said = json.loads(out.stdout)
+    serial = said["0"]
+    assert serial[0] == 0
+    assert serial[1] == [[j * 1.5 + k for j in range(k + 1)] for k in range(5)]
+    assert serial[2] == [["UnverifiedWarning", "task 1 in here"],
+                         ["UnverifiedWarning", "task 3 in here"]]
+    for children in ("2", "3"):
+        started, got, warned = said[children]
+        assert started == int(children)
+        assert got == serial[1]
+        # the same warnings, of the same class, in task order (raised in the children)
+        assert warned == [["UnverifiedWarning", "task 1 in child"],
+                          ["UnverifiedWarning", "task 3 in child"]]
+
+
+def test_a_task_that_fails_or_dies_in_a_child_runs_again_here():
+    out = run_script("""
+        PARENT = os.getpid()
+
+        def dies(i):
+            if i == 2 and os.getpid() != PARENT:
+                os.kill(os.getpid(), 9)  # killed (out of memory, say): its tasks run here
+            return np.full(3, float(i))
+
+        def fails(i):
+            if i == 3:
+                where = "a child" if os.getpid() != PARENT else "here"
+                raise ValueError(f"task {i} failed in {where}")
+            return np.zeros(1)
+
+        forks.allow(2)
+        batch = forks.Batch(dies, range(5))
+        assert len(batch.children) == 2
+        print(json.dumps([v.tolist() for v in batch.results()]))
+        batch = forks.Batch(fails, range(5))
+        try:
+            batch.results()
+        except ValueError as e:
+            print(e)
+    """)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert json.loads(lines[0]) == [[float(i)] * 3 for i in range(5)]
+    assert lines[1] == "task 3 failed in here"  # the serial run's error, raised here
+
+
+def test_nothing_forks_in_the_library_beside_a_thread_or_numba_or_for_one_task():
+    out = run_script("""
+        import threading
+        print(forks.processes(5))  # the library: none allowed
+        forks.allow(4)
+        print(forks.processes(5), forks.processes(3), forks.processes(1))
+        stop = threading.Event()
+        t = threading.Thread(target=stop.wait)
+        t.start()
+        print(forks.processes(5))  # another thread may hold a lock the child would need
+        stop.set()
+        t.join()
+        print(len(forks.Batch(lambda i: np.zeros(1), range(5)).children))
+        import numba  # noqa: F401 -- its thread pools do not survive a fork
+        print(forks.processes(5))
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "4", "3", "0", "0", "4", "0"]
+
+
+def test_closing_a_batch_ends_its_children_at_once():
+    out = run_script("""
+        import time
+        forks.allow(2)
+        batch = forks.Batch(lambda i: (time.sleep(60), np.zeros(1))[1], range(4))
+        pids = [pid for pid, _ in batch.children]
+        t = time.perf_counter()
+        batch.close()
+        gone = []
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                gone.append(False)
+            except ProcessLookupError:
+                gone.append(True)
+        print(json.dumps([len(pids), gone, time.perf_counter() - t]))
+    """)
+    assert out.returncode == 0, out.stderr
+    n, gone, seconds = json.loads(out.stdout)
+    assert n == 2 and all(gone) and seconds < 5.0
+
+
+def check_line(stderr: str) -> str:
+    import re
+
+    line = next(x for x in stderr.splitlines() if "check against the supervised svm" in x)
+    return re.sub(r"\(\d+\.\d+ s\)", "", line)
+
+
+def test_a_commands_forked_folds_give_the_serial_check_and_model(tmp_path):
+    args = ["--verbose", "-a", "tsvm", "-W", "0.001", SAMPLES / "pcmac.train"]
+    forked = run("ssl-train", *args, tmp_path / "forked.model", env={"NUMBA_NUM_THREADS": "2"})
+    serial = run("ssl-train", *args, tmp_path / "serial.model", env={"NUMBA_NUM_THREADS": "1"})
+    assert forked.returncode == serial.returncode == 0, forked.stderr + serial.stderr
+    assert "check: its 5 folds in 2 processes forked from this one" in forked.stderr
+    assert "forked from this one" not in serial.stderr
+    assert check_line(forked.stderr) == check_line(serial.stderr)
+    assert "no harm" in check_line(forked.stderr)
+    assert (tmp_path / "forked.model").read_bytes() == (tmp_path / "serial.model").read_bytes()
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found.update(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return found
+
+
+def test_terminating_a_command_in_its_forked_check_ends_the_children(tmp_path):
+    model = tmp_path / "m.model"
+    p = subprocess.Popen([str(BIN / "ssl-train"), "--verbose", "-a", "tsvm", "-W", "0.001",
+                          str(SAMPLES / "pcmac.train"), str(model)], stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "NUMBA_NUM_THREADS": "2"})
+    children = set()
+    for line in p.stderr:
+        if "forked from this one" in line:
+            children = _children(p.pid)
+            p.send_signal(signal.SIGTERM)
+            break
+    rest = p.stderr.read()
+    assert p.wait(timeout=60) == 143, rest
+    assert children, "the check forked no children"
+    assert "terminated" in rest and "Traceback" not in rest
+    assert not model.exists()
+    deadline = time.monotonic() + 10
+    alive = children
+    while alive and time.monotonic() < deadline:
+        alive = {c for c in alive if os.path.exists(f"/proc/{c}")}
+        time.sleep(0.05)
+    assert not alive
