@@ -90,14 +90,15 @@ def unlabeled_sample(y, share: float, seed: int) -> np.ndarray | None:
 class HeldOut:
     """The folds of :func:`held_out_predictions`, begun: with ``isolated``, in children forked
     from a command where it may (:class:`ssl_svm.solvers.host.forks.Batch`), while the caller
-    goes on (the svm's baseline); :meth:`predictions` collects them. ``isolated``: each
+    goes on (the svm's baseline), at most ``children`` of them (None: no bound here);
+    :meth:`predictions` collects them. ``isolated``: each
     fold's fit follows from its own rows alone (its own numpy budget, whether or not numba
     runs: :func:`ssl_svm.solvers.host.budget.history_free`), so that the folds give the same
     bytes one after another as in children; else they run in :meth:`predictions`, one after
     another, on the command's budget (folds planned on numba)."""
 
     def __init__(self, fit, X, y, cost, params: dict, k: int, seed: int, run=None,
-                 reuse=None, isolated: bool = True):
+                 reuse=None, isolated: bool = True, children: int | None = None):
         import numpy as np
 
         from ssl_svm.solvers.crossval import stratified_folds
@@ -119,7 +120,7 @@ class HeldOut:
             return np.asarray(model.predict(X[test]), dtype=np.float64)
 
         self.one = one
-        self.batch = forks.Batch(one, range(k)) if isolated else None
+        self.batch = forks.Batch(one, range(k), children) if isolated else None
         if self.batch is not None and self.batch.children:
             log.debug("check: its %d folds in %d processes forked from this one", k,
                       len(self.batch.children))
@@ -146,6 +147,24 @@ def _isolated(on: bool):
     from ssl_svm.solvers.host import budget
 
     return budget.history_free() if on else contextlib.nullcontext()
+
+
+# n×n float64 matrices a kernel or graph fold holds at its peak, for the memory bound of
+# fold_children (lapsvm's exact form on the shuttle sample: about 4.5 at 2,000 rows)
+FOLD_MATRICES = 6
+
+
+def fold_children(algo, rows: int, run=None) -> int | None:
+    """At most how many folds of ``algo`` on ``rows`` rows may run at once in children: for a
+    solver of n×n matrices (``max_memory`` among its run options), as many as fit together
+    in the memory one fit is allowed (``run["max_memory"]``, else half the RAM), each taken
+    as :data:`FOLD_MATRICES` such matrices; None (no bound) for the others."""
+    if "max_memory" not in getattr(algo, "run_options", ()):
+        return None
+    from ssl_svm.solvers.kernels import default_memory_limit
+
+    limit = (run or {}).get("max_memory") or default_memory_limit()
+    return int(limit // max(1, FOLD_MATRICES * 8 * rows * rows))
 
 
 def held_out_predictions(fit, X, y, cost, params: dict, k: int, seed: int, run=None,
@@ -251,14 +270,22 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     with progress.quiet_solvers():  # the folds' own iteration remarks are not the user's
         # no folds (k = 0): only the unlabeled rows' disagreement will bound the loss
         folds_run = None
+        children = fold_children(algo, y.size if rows is None else rows.size, run)
+        if k and isolated and children is not None and children < 2:
+            from ssl_svm.solvers.host import forks
+
+            if forks.allowed() >= 2:
+                log.debug("check: its folds one after another: two at once would pass the "
+                          "memory one fit is allowed (--max-memory)")
         if k and rows is None:
             reuse = None
             if algo.rows_reuse and isinstance(getattr(model, "warm", None), dict):
                 reuse = {**model.warm, "seeds": None}
-            folds_run = HeldOut(algo.fit, X, y, cost, params, k, seed, run, reuse, isolated)
+            folds_run = HeldOut(algo.fit, X, y, cost, params, k, seed, run, reuse, isolated,
+                                children)
         elif k:  # the labeled rows keep their order, so their folds are the same
             folds_run = HeldOut(algo.fit, X[rows], y[rows], cost[rows], params, k, seed, run,
-                                isolated=isolated)
+                                isolated=isolated, children=children)
         try:
             # while the folds run in children (a command's small fit), the svm runs here
             svm, base = baseline(X[lab], y[lab], cost[lab], k, seed, params)

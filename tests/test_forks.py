@@ -192,3 +192,22 @@ def test_terminating_a_command_in_its_forked_check_ends_the_children(tmp_path):
         alive = {c for c in alive if os.path.exists(f"/proc/{c}")}
         time.sleep(0.05)
     assert not alive
+
+
+def test_kernel_folds_fork_only_as_many_as_one_fits_memory_holds(tmp_path):
+    from ssl_svm import trust
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    per_fold = trust.FOLD_MATRICES * 8 * 500 * 500
+    assert trust.fold_children(ALGORITHMS["lapsvm"], 500, {"max_memory": 2 * per_fold}) == 2
+    assert trust.fold_children(ALGORITHMS["lapsvm"], 500, {"max_memory": 2 * per_fold - 1}) == 1
+    assert trust.fold_children(ALGORITHMS["tsvm"], 500, {}) is None  # no n×n matrices
+    args = ["--verbose", "-a", "lapsvm", SAMPLES / "pcmac.train"]
+    env = {"NUMBA_NUM_THREADS": "2"}
+    tight = run("ssl-train", "--max-memory", "15M", *args, tmp_path / "a", env=env, check=0)
+    roomy = run("ssl-train", "--max-memory", "30M", *args, tmp_path / "b", env=env, check=0)
+    assert "forked from this one" not in tight.stderr
+    assert "two at once would pass the memory one fit is allowed" in tight.stderr
+    assert "check: its 5 folds in 2 processes forked from this one" in roomy.stderr
+    assert check_line(tight.stderr) == check_line(roomy.stderr)
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()

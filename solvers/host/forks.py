@@ -68,15 +68,16 @@ def allowed() -> int:
     return _allowed
 
 
-def processes(tasks: int) -> int:
-    """How many children :class:`Batch` would run ``tasks`` tasks in now: 0 (here, one after
-    another) unless a command allowed children, on Linux, with no other thread in the process
-    and numba not loaded (its thread pools do not survive a fork)."""
-    if (_allowed < 2 or tasks < 2 or not sys.platform.startswith("linux")
-            or not hasattr(os, "fork") or "numba" in sys.modules
-            or threading.active_count() > 1):
+def processes(tasks: int, most: int | None = None) -> int:
+    """How many children :class:`Batch` would run ``tasks`` tasks in now, at most ``most``
+    (None: no bound of the caller's): 0 (here, one after another) unless a command allowed
+    children, on Linux, with no other thread in the process and numba not loaded (its
+    thread pools do not survive a fork), and at least two would run."""
+    n = min(_allowed, tasks, tasks if most is None else most)
+    if (n < 2 or not sys.platform.startswith("linux") or not hasattr(os, "fork")
+            or "numba" in sys.modules or threading.active_count() > 1):
         return 0
-    return min(_allowed, tasks)
+    return n
 
 
 _HEAD = struct.Struct("<qqq")  # task, values, bytes of the warnings' JSON
@@ -145,15 +146,15 @@ def _child(fn, tasks, fd: int, parent: int) -> None:
 
 class Batch:
     """``fn(task)`` (a 1-D float64 array) for every task, in :func:`processes` children
-    started now, while the caller does other work; :meth:`results` collects them in task
-    order (running here what no child gave). With no children, :meth:`results` runs them
-    all here, one after another."""
+    (at most ``most``) started now, while the caller does other work; :meth:`results`
+    collects them in task order (running here what no child gave). With no children,
+    :meth:`results` runs them all here, one after another."""
 
-    def __init__(self, fn, tasks):
+    def __init__(self, fn, tasks, most: int | None = None):
         self.fn = fn
         self.tasks = list(tasks)
         self.children = []  # (pid, read end)
-        n = processes(len(self.tasks))
+        n = processes(len(self.tasks), most)
         if n == 0:
             return
         parent = os.getpid()
