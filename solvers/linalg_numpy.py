@@ -73,7 +73,7 @@ class Product:
 
 def _rows(X, rows):
     """X's rows ``rows`` (X itself when they are all its rows in order)."""
-    if rows.size == X.shape[0] and (rows.size == 0 or (rows[0] == 0 and rows[-1] == rows.size - 1)):
+    if _all_rows(rows, X.shape[0]):
         return X
     return X[rows]
 
@@ -112,6 +112,11 @@ class Operators:
         XT2 = sp.csr_matrix((XT.data * XT.data, XT.indices, XT.indptr), shape=XT.shape,
                             copy=False)
         self.squares_t = Product(XT2)
+
+    def xt(self, z, bias, out):
+        """out[:d] = XJᵀ z, out[d] = bias·Σz (:func:`_xt` by :attr:`times_t`)."""
+        out[:-1] = self.times_t(z)
+        out[-1] = bias * z.sum()
 
 
 class OperatorCache:
@@ -190,8 +195,7 @@ class ArrayRows:
             diag[:-1] = ops.squares_t(CJ)
             diag[-1] = self.bias * self.bias * CJ.sum()
         r = np.empty(self.n)
-        r[:-1] = ops.times_t(self.z)
-        r[-1] = self.bias * self.z.sum()
+        ops.xt(self.z, self.bias, r)
         return [(int(J.size), diag, r, float(self.z @ self.z))]
 
     def cg_step(self, gamma, p) -> list:
@@ -208,16 +212,14 @@ class ArrayRows:
         self.q = self.ops.times(p[:-1]) + self.bias * p[-1]
         self.cq = self.CJ * self.q
         t = np.empty(self.n)
-        t[:-1] = self.ops.times_t(self.cq)
-        t[-1] = self.bias * self.cq.sum()
+        self.ops.xt(self.cq, self.bias, t)
         return [(omega_z, t, float(self.cq @ self.q))]
 
     def cg_residual(self) -> list:
         r = np.empty(self.n)
         if self.J.size == 0:
             return [(np.zeros(self.n), 0.0)]
-        r[:-1] = self.ops.times_t(self.z)
-        r[-1] = self.bias * self.z.sum()
+        self.ops.xt(self.z, self.bias, r)
         return [(r, float(self.z @ self.z))]
 
 

@@ -231,8 +231,6 @@ class Runner:
             numba_start.set_start(marker=None)
 
 
-
-
 class InWorker:
     """A task function as run by a local worker process, which says when it compiles."""
 
