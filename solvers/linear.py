@@ -135,10 +135,7 @@ class Routines:
         """β = the step's exact solution, o[J] = X̃_J β; True when it passes CG's own residual
         test (else β and o are as they were, for CG)."""
         n = beta.size
-        if self.numba:
-            H, b = self.gram.system(self.la, indptr, indices, data, bias, Y, C, J, lam, n - 1)
-        else:
-            H, b = self.la.gram_system(indptr, indices, data, bias, Y, C, J, lam, n - 1)
+        H, b = self.gram.system(self.la, indptr, indices, data, bias, Y, C, J, lam, n - 1)
         x = linalg_numpy.solve_spd(H, b)
         if x is None:
             return False

@@ -522,24 +522,44 @@ def test_gram_system_and_exact_solve():
                                rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(one[1], Xt.T @ (Cb[Jb] * Yb[Jb]), rtol=1e-12, atol=1e-12)
     assert one[0].tobytes() == two[0].tobytes() and one[1].tobytes() == two[1].tobytes()
-    # one fit's systems: updated by the rows that changed, equal to the sums made anew
+    # numpy's sum on the dense rows (these: 80 % of their values stored) and on the sparse ones
+    dense = []
+    for values in (linalg_numpy.DENSE_GRAM_VALUES, 0):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(linalg_numpy, "DENSE_GRAM_VALUES", values)
+            dense.append(linalg_numpy._dense_gram(Xb.indptr, Jb, 10))
+            H, b = linalg_numpy.gram_system(*ab)
+        np.testing.assert_allclose(H, one[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(b, one[1], rtol=1e-12, atol=1e-12)
+    assert dense == [True, False]
+    # one fit's systems: updated by the rows that changed, equal to the sums made anew, with
+    # numba's routines and numpy's (its updates on dense rows and on sparse ones)
     from ssl_svm.solvers.linear import GramCache
 
-    cache = GramCache()
-    rng = np.random.default_rng(3)
-    Yc, Cc = Yb.copy(), Cb.copy()
-    Jc = np.arange(400, dtype=np.int64)
-    for step in range(12):
-        Jc = np.sort(np.union1d(Jc[rng.random(Jc.size) > 0.03],
-                               rng.choice(400, 5, replace=False))).astype(np.int64)
-        Yc[rng.choice(400, 2, replace=False)] *= -1.0  # switched labels
-        if step == 6:
-            Cc[200:] *= 1.5  # a new λ′: most rows change, summed anew
-        H, b = cache.system(linalg, Xb.indptr, Xb.indices, Xb.data, 1.5, Yc, Cc, Jc, 0.2, 10)
-        H0, b0 = linalg.gram_system(Xb.indptr, Xb.indices, Xb.data, 1.5, Yc, Cc, Jc, 0.2, 10)
-        np.testing.assert_allclose(H, H0, rtol=1e-12, atol=1e-12 * np.abs(H0).max())
-        np.testing.assert_allclose(b, b0, rtol=1e-12, atol=1e-12 * np.abs(b0).max())
-        assert (cache.updates == 0) == (step in (0, 6))
+    for routines, values in ((linalg, 0), (linalg_numpy, linalg_numpy.DENSE_GRAM_VALUES),
+                             (linalg_numpy, 0)):
+        cache = GramCache()
+        rng = np.random.default_rng(3)
+        Yc, Cc = Yb.copy(), Cb.copy()
+        Jc = np.arange(400, dtype=np.int64)
+        mp = pytest.MonkeyPatch()
+        mp.setattr(linalg_numpy, "DENSE_GRAM_VALUES", values)
+        try:
+            for step in range(12):
+                Jc = np.sort(np.union1d(Jc[rng.random(Jc.size) > 0.03],
+                                       rng.choice(400, 5, replace=False))).astype(np.int64)
+                Yc[rng.choice(400, 2, replace=False)] *= -1.0  # switched labels
+                if step == 6:
+                    Cc[200:] *= 1.5  # a new λ′: most rows change, summed anew
+                H, b = cache.system(routines, Xb.indptr, Xb.indices, Xb.data, 1.5, Yc, Cc, Jc,
+                                    0.2, 10)
+                H0, b0 = linalg.gram_system(Xb.indptr, Xb.indices, Xb.data, 1.5, Yc, Cc, Jc,
+                                            0.2, 10)
+                np.testing.assert_allclose(H, H0, rtol=1e-12, atol=1e-12 * np.abs(H0).max())
+                np.testing.assert_allclose(b, b0, rtol=1e-12, atol=1e-12 * np.abs(b0).max())
+                assert (cache.updates == 0) == (step in (0, 6))
+        finally:
+            mp.undo()
     # the factor runs on one BLAS thread (OpenBLAS's threads cost more than they gain at
     # these orders, and NUMBA_NUM_THREADS=1 must mean one thread); the count is put back
     import scipy.linalg
