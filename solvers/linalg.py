@@ -15,10 +15,10 @@ All loops are numba-compiled and touch only the stored nonzeros of the rows invo
 never densified.
 """
 
-import numba
 import numpy as np
 from numba import prange
 
+from ssl_svm.solvers.host import pools
 from ssl_svm.solvers.jit import njit
 
 # the constants are shared with the numpy versions of these routines
@@ -50,8 +50,9 @@ PARALLEL_NNZ = 50_000
 
 
 def threads() -> int:
-    """Threads the row products may run on (numba's pool for this process)."""
-    return numba.get_num_threads()
+    """Threads the row products may run on (numba's pool for this process), and so the blocks
+    their sums split into (in a forked child, its parent's: :func:`pools.sum_threads`)."""
+    return pools.sum_threads()
 
 
 @njit(cache=True, parallel=True)

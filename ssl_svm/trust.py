@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -88,14 +89,15 @@ def unlabeled_sample(y, share: float, seed: int) -> np.ndarray | None:
 
 
 class HeldOut:
-    """The folds of :func:`held_out_predictions`, begun: with ``isolated``, in children forked
-    from a command where it may (:class:`ssl_svm.solvers.host.forks.Batch`), while the caller
-    goes on (the svm's baseline), at most ``children`` of them (None: no bound here);
-    :meth:`predictions` collects them. ``isolated``: each
-    fold's fit follows from its own rows alone (its own numpy budget, whether or not numba
-    runs: :func:`ssl_svm.solvers.host.budget.history_free`), so that the folds give the same
-    bytes one after another as in children; else they run in :meth:`predictions`, one after
-    another, on the command's budget (folds planned on numba)."""
+    """The folds of :func:`held_out_predictions`, begun: in children forked from a command
+    where it may (:class:`ssl_svm.solvers.host.forks.Batch`), while the caller goes on (the
+    svm's baseline), at most ``children`` of them (None: no bound here); :meth:`predictions`
+    collects them (one after another here where nothing forks). ``isolated``: each fold's fit
+    follows from its own rows alone (its own numpy budget, whether or not numba runs:
+    :func:`ssl_svm.solvers.host.budget.history_free`); else on the command's budget as it is
+    now (folds planned on numba; numba is started here first, for the children to share).
+    Either way a fold reads nothing the caller changes meanwhile, so the folds give the same
+    bytes in children as one after another."""
 
     def __init__(self, fit, X, y, cost, params: dict, k: int, seed: int, run=None,
                  reuse=None, isolated: bool = True, children: int | None = None):
@@ -120,7 +122,11 @@ class HeldOut:
             return np.asarray(model.predict(X[test]), dtype=np.float64)
 
         self.one = one
-        self.batch = forks.Batch(one, range(k), children) if isolated else None
+        if not isolated and forks.processes(k, children) and "numba" not in sys.modules:
+            from ssl_svm.solvers.host import numba_start
+
+            numba_start.start_numba()  # the folds start it anyway: once, before the forks
+        self.batch = forks.Batch(one, range(k), children)
         if self.batch is not None and self.batch.children:
             log.debug("check: its %d folds in %d processes forked from this one", k,
                       len(self.batch.children))
@@ -129,16 +135,14 @@ class HeldOut:
         import numpy as np
 
         pred = np.zeros(self.y.size)
-        values = (self.batch.results() if self.batch is not None
-                  else [self.one(i) for i in range(self.k)])
+        values = self.batch.results()
         for i, v in enumerate(values):
             pred[self.folds == i] = v
         return pred
 
     def close(self) -> None:
         """End the children still running (the caller failed before :meth:`predictions`)."""
-        if self.batch is not None:
-            self.batch.close()
+        self.batch.close()
 
 
 def _isolated(on: bool):
@@ -252,9 +256,9 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
     held-out rows and their folds are the same). ``model``: ``algo``'s fit on these rows; when
     the folds fit on every row and ``algo`` has
     :attr:`~ssl_svm.solvers.registry.Algorithm.rows_reuse`, they reuse its graph and kernel
-    (the fold's rows stay in, their labels hidden). ``isolated``: each fold fits as a fit of
-    its own, in children forked from a command where it may (:class:`HeldOut`); False: one
-    after another on the command's budget (folds planned on numba)."""
+    (the fold's rows stay in, their labels hidden). The folds run in children forked from a
+    command where it may (:class:`HeldOut`). ``isolated``: each fold fits as a fit of its
+    own; False: on the command's budget (folds planned on numba)."""
     import numpy as np
 
     k = folds_for(y, folds)
@@ -271,7 +275,7 @@ def compare(algo, X, y, cost, params: dict, run=None, *, seed: int = 0,
         # no folds (k = 0): only the unlabeled rows' disagreement will bound the loss
         folds_run = None
         children = fold_children(algo, y.size if rows is None else rows.size, run)
-        if k and isolated and children is not None and children < 2:
+        if k and children is not None and children < 2:
             from ssl_svm.solvers.host import forks
 
             if forks.allowed() >= 2:
@@ -386,8 +390,7 @@ def check_fit(algo, training, params: dict, run, m, how: str = "auto", *,
     from ssl_svm.solvers.host import budget
 
     # a command's folds: on numpy while they cost less than numba's start, each a fit of its
-    # own then (in children where it may fork); on numba, one after another, once the
-    # command's work went there
+    # own then; on numba once the command's work went there; in children where it may fork
     on_numpy = budget.plan_check(k) is not False and not budget.numba_started_before()
     c = compare(algo, data.X, data.y, data.cost, fold_params(algo, params, m), run, seed=seed,
                 unlabeled=labels,

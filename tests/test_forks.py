@@ -1,7 +1,7 @@
 """A command's check folds in forked children (ssl_svm.solvers.host.forks): the same results
 and warnings as one after another, failures raised as the serial run raises them, nothing
-left running. Each case runs in a fresh interpreter: a test process has numba loaded, where
-nothing forks."""
+left running. Each case runs in a fresh interpreter, as a command does: a test process has
+threads of its own, where nothing forks."""
 
 import json
 import os
@@ -98,7 +98,7 @@ def test_a_task_that_fails_or_dies_in_a_child_runs_again_here():
     assert lines[1] == "task 3 failed in here"  # the serial run's error, raised here
 
 
-def test_nothing_forks_in_the_library_beside_a_thread_or_numba_or_for_one_task():
+def test_nothing_forks_in_the_library_beside_a_thread_or_for_one_task():
     out = run_script("""
         import threading
         print(forks.processes(5))  # the library: none allowed
@@ -111,11 +111,57 @@ def test_nothing_forks_in_the_library_beside_a_thread_or_numba_or_for_one_task()
         stop.set()
         t.join()
         print(len(forks.Batch(lambda i: np.zeros(1), range(5)).children))
-        import numba  # noqa: F401 -- its thread pools do not survive a fork
-        print(forks.processes(5))
     """)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["0", "4", "3", "0", "0", "4", "0"]
+    assert out.stdout.split() == ["0", "4", "3", "0", "0", "4"]
+
+
+@pytest.mark.parametrize("layer", ["tbb", "workqueue", "omp"])
+def test_numba_tasks_fork_on_a_layer_that_survives_it_one_thread_each_same_sums(layer):
+    """With numba loaded: children fork before its pool starts and, once it runs, only on TBB
+    or the workqueue (GNU OpenMP's pool does not survive a fork); each child runs numba on one
+    thread but splits the row products' sums into its parent's blocks, so the bytes are the
+    serial run's."""
+    env = {**os.environ, "PYTHONWARNINGS": "", "NUMBA_NUM_THREADS": "2",
+           "NUMBA_THREADING_LAYER": layer}
+    code = PRELUDE + textwrap.dedent("""
+        from ssl_svm.solvers.host import pools
+        pools.preload_tbb()
+        import numba
+        import scipy.sparse as sp
+        forks.allow(2)
+        before = forks.processes(3)  # numba loaded, its pool not started
+        from ssl_svm.solvers import linalg
+        X = sp.random(3000, 40, density=0.5, format="csr", random_state=1)
+        rows = np.arange(3000, dtype=np.int64)
+
+        def fn(i):
+            z = np.linspace(-1.0, 1.0 + i, 3000)
+            r = np.zeros(41)
+            buf = np.empty((linalg.threads(), 41))
+            zz = linalg.xt_times(X.indptr, X.indices, X.data, 1.0, rows, z, r, buf, True)
+            return np.concatenate([[numba.get_num_threads(), linalg.threads(), zz], r])
+
+        serial = [fn(i) for i in range(3)]  # starts the pool
+        after = forks.processes(3)
+        batch = forks.Batch(fn, range(3))
+        started = len(batch.children)
+        got = batch.results()
+        print(json.dumps([numba.threading_layer(), before, after, started,
+                          [v[:2].tolist() for v in serial], [v[:2].tolist() for v in got],
+                          all(a[2:].tobytes() == b[2:].tobytes()
+                              for a, b in zip(serial, got))]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    name, before, after, started, serial, got, same = json.loads(out.stdout)
+    assert name == layer and before == 2
+    assert serial == [[2.0, 2.0]] * 3 and same
+    if layer == "omp":
+        assert after == started == 0 and got == serial
+    else:
+        assert after == started == 2 and got == [[1.0, 2.0]] * 3
 
 
 def test_closing_a_batch_ends_its_children_at_once():
@@ -156,6 +202,22 @@ def test_a_commands_forked_folds_give_the_serial_check_and_model(tmp_path):
     assert "forked from this one" not in serial.stderr
     assert check_line(forked.stderr) == check_line(serial.stderr)
     assert "no harm" in check_line(forked.stderr)
+    assert (tmp_path / "forked.model").read_bytes() == (tmp_path / "serial.model").read_bytes()
+
+
+def test_a_commands_numba_folds_fork_and_give_the_serial_check_and_model(tmp_path):
+    """da's check runs on numba: its folds fork on TBB, not on GNU OpenMP, with the same
+    check line and model bytes (the same two threads' blocks in both)."""
+    args = ["--verbose", "-a", "da", SAMPLES / "pcmac.train"]
+    forked = run("ssl-train", *args, tmp_path / "forked.model",
+                 env={"NUMBA_NUM_THREADS": "2"})
+    serial = run("ssl-train", *args, tmp_path / "serial.model",
+                 env={"NUMBA_NUM_THREADS": "2", "NUMBA_THREADING_LAYER": "omp"})
+    assert forked.returncode == serial.returncode == 0, forked.stderr + serial.stderr
+    assert "backend=numba" in forked.stderr and "(tbb layer)" in forked.stderr
+    assert "check: its 5 folds in 2 processes forked from this one" in forked.stderr
+    assert "forked from this one" not in serial.stderr and "(omp layer)" in serial.stderr
+    assert check_line(forked.stderr) == check_line(serial.stderr)
     assert (tmp_path / "forked.model").read_bytes() == (tmp_path / "serial.model").read_bytes()
 
 

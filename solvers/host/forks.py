@@ -8,8 +8,10 @@ and starts with everything the folds need (the rows, the fit's graph) already in
 
 So a command (only: the library never forks its host, :func:`allow`) runs such tasks in up to
 :func:`ssl_svm.solvers.host.pools.default_threads` children, when it is safe to fork
-(:func:`processes`: Linux, no other thread in the process, nothing compiled running, since
-numba's and TBB's thread pools do not survive a fork). Each child computes its tasks exactly
+(:func:`processes`: Linux, no other thread in the process, and numba's thread pool not
+started or on a layer that survives a fork: :func:`ssl_svm.solvers.host.pools.fork_safe_numba`).
+Each child runs numba and the BLAS on its share of the threads (numba's sums still split as
+the parent's: :func:`ssl_svm.solvers.host.pools.share_threads`), computes its tasks exactly
 as this process would and sends back their float64 arrays and the warnings they raised; the
 parent gives the results in task order and raises the warnings again in that order. A task
 whose child failed or was killed runs again here, so an error is the one the serial run
@@ -29,6 +31,8 @@ import struct
 import sys
 import threading
 import warnings
+
+from ssl_svm.solvers.host import pools
 
 # prctl's request for a signal when the parent thread ends (linux/prctl.h)
 PR_SET_PDEATHSIG = 1
@@ -71,11 +75,11 @@ def allowed() -> int:
 def processes(tasks: int, most: int | None = None) -> int:
     """How many children :class:`Batch` would run ``tasks`` tasks in now, at most ``most``
     (None: no bound of the caller's): 0 (here, one after another) unless a command allowed
-    children, on Linux, with no other thread in the process and numba not loaded (its
-    thread pools do not survive a fork), and at least two would run."""
+    children, on Linux, with no other thread in the process and numba's pool fork-safe
+    (:func:`ssl_svm.solvers.host.pools.fork_safe_numba`), and at least two would run."""
     n = min(_allowed, tasks, tasks if most is None else most)
     if (n < 2 or not sys.platform.startswith("linux") or not hasattr(os, "fork")
-            or "numba" in sys.modules or threading.active_count() > 1):
+            or not pools.fork_safe_numba() or threading.active_count() > 1):
         return 0
     return n
 
@@ -121,8 +125,9 @@ def _category(module: str, name: str):
     return obj if isinstance(obj, type) and issubclass(obj, Warning) else UserWarning
 
 
-def _child(fn, tasks, fd: int, parent: int) -> None:
-    """A child's life: its tasks, each result written as it is done; never returns."""
+def _child(fn, tasks, fd: int, parent: int, threads: int) -> None:
+    """A child's life: its tasks on at most ``threads`` threads, each result written as it is
+    done; never returns."""
     code = 1
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -130,6 +135,7 @@ def _child(fn, tasks, fd: int, parent: int) -> None:
             if signal.getsignal(sig) is not signal.SIG_IGN:
                 signal.signal(sig, signal.SIG_DFL)
         die_with_parent(parent)
+        pools.share_threads(threads)
         for task in tasks:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")  # the parent's filters decide what is shown
@@ -172,7 +178,7 @@ class Batch:
                     break
                 if pid == 0:
                     os.close(r)
-                    _child(fn, self.tasks[i::n], w, parent)
+                    _child(fn, self.tasks[i::n], w, parent, max(1, _allowed // n))
                 os.close(w)
                 self.children.append((pid, r))
 

@@ -285,6 +285,51 @@ def thread_limit(threads: int):
                                   else numba.config.NUMBA_NUM_THREADS)
 
 
+# in a child forked for a command's tasks (forks): the numba threads its parent's sums split
+# over; the child runs numba on one thread (its siblings share the cores) and splits the same
+_split_threads: int | None = None
+
+
+def sum_threads() -> int:
+    """The threads numba's threaded sums split into (:func:`ssl_svm.solvers.linalg.threads`,
+    which fixes their order): numba's thread count, but in a child forked for a command's
+    tasks (:func:`one_numba_thread`) its parent's, so that its sums are its parent's bit for
+    bit."""
+    if _split_threads is not None:
+        return _split_threads
+    import numba
+
+    return numba.get_num_threads()
+
+
+def share_threads(threads: int) -> None:
+    """In a child forked for a command's tasks, beside its siblings: numba's loops and the BLAS
+    on at most ``threads`` threads for the rest of its life, numba's sums split as before
+    (:func:`sum_threads`). Two children on two cores each running the BLAS's two threads
+    took 3-10x the time of one thread each (its threads spin while they wait)."""
+    global _split_threads
+    threads = max(1, int(threads))
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        _split_threads = numba.get_num_threads()
+        numba.set_num_threads(min(threads, _split_threads))
+    if "numpy" in sys.modules:
+        _child_limits.append(blas_limit(threads))
+
+
+_child_limits: list = []  # share_threads's BLAS limit, held for the child's life
+
+
+def fork_safe_numba() -> bool:
+    """Whether numba's thread pool survives a fork of this process: not loaded, not started,
+    or started on TBB (which joins its threads before a fork and starts them again after) or
+    the workqueue; GNU OpenMP's pool (numba's ``omp`` layer on Linux) does not."""
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    if parallel is None or not getattr(parallel, "_is_initialized", False):
+        return True
+    return getattr(parallel, "_threading_layer", None) in ("tbb", "workqueue")
+
+
 def describe_threads() -> str:
     """'numba N threads (LAYER layer), BLAS M threads' for this process, as far as known."""
     parts = []
