@@ -16,10 +16,10 @@ depend on what its host ran before), or a command will check a ``da`` fit
 (:data:`CHECK_ON_NUMBA`). A numpy fit still moves to numba for good once its work outgrows
 numba's start (:class:`ssl_svm.solvers.linear.Routines`), and a command's check of it
 continues on numpy only while its folds' work stays below that
-(:func:`ssl_svm.solvers.host.budget.plan_check`; its folds then run in processes forked from
-the command, :mod:`ssl_svm.solvers.host.forks`): both count work, not seconds, so that the
-same inputs give the same bytes. ``lapsvm``, ``laprls`` and the TV family have one for their
-exact form on few rows; ``usmo`` has none yet and runs on numba.
+(:func:`ssl_svm.solvers.host.budget.plan_check`): both count work, not seconds, so that the
+same inputs give the same bytes. A command's folds run in processes forked from it on either
+backend (:mod:`ssl_svm.solvers.host.forks`). ``lapsvm``, ``laprls`` and the TV family have a
+numpy path for their exact form on few rows; ``usmo`` has none yet and runs on numba.
 
 Imports no numerical library.
 """

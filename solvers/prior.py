@@ -181,11 +181,18 @@ class Standardised:
         return _Transposed()
 
 
+def stored_values(A) -> int:
+    """The values a product with the scorer's rows A reads: a sparse matrix's (or a
+    :class:`Standardised` one's) stored values, else rows × columns."""
+    X = A.X if isinstance(A, Standardised) else A
+    return int(X.nnz) if sp.issparse(X) else int(A.shape[0]) * int(A.shape[1])
+
+
 def logistic_fit(A, s, reg):
     """(w, b) of an L2-penalised logistic regression of s ∈ {0, 1} on the rows of A (an array,
     a sparse matrix or :class:`Standardised`): minimises Σ log(1 + exp(∓(Aw + b))) +
     ½·reg·m·‖w‖² (m rows, b unpenalised), by L-BFGS (on one BLAS thread up to
-    :data:`SERIAL_VALUES` values of A)."""
+    :data:`SERIAL_VALUES` values of A: :func:`stored_values`)."""
     import contextlib
 
     import scipy.optimize
@@ -202,8 +209,7 @@ def logistic_fit(A, s, reg):
         return L + 0.5 * reg * m * float(w @ w), np.concatenate([A.T @ r + reg * m * w,
                                                                 [r.sum()]])
 
-    serial = A.shape[0] * A.shape[1] <= SERIAL_VALUES
-    with one_blas_thread() if serial else contextlib.nullcontext():
+    with one_blas_thread() if stored_values(A) <= SERIAL_VALUES else contextlib.nullcontext():
         res = scipy.optimize.minimize(loss, np.zeros(A.shape[1] + 1), jac=True,
                                       method="L-BFGS-B", options={"maxiter": 500})
     return res.x[:-1], res.x[-1]
@@ -274,6 +280,41 @@ def cross_fitted_scores(F, s, target, k, reg, rng, each_fit=None, fit=None):
         if each_fit is not None:
             each_fit()
     return sc
+
+
+def _scorings(spaces, s, target, k, repeats, rng, each_fit):
+    """(scorer name, every row's cross-fitted score) for each of ``spaces`` (name, rows F,
+    penalty, fit or None) and each of ``repeats`` foldings: :func:`cross_fitted_scores`,
+    with every folding drawn from ``rng`` first, in the same order, and the fits of few
+    values (one BLAS thread each: :data:`SERIAL_VALUES`; logistic) in children forked from a
+    command where it may (:class:`ssl_svm.solvers.host.forks.Batch`): the same scores."""
+    from ssl_svm.solvers.host import forks
+
+    plan = [(name, F, reg, fit or logistic_fit, _folds(s, k, rng))
+            for name, F, reg, fit in spaces for _ in range(repeats)]
+    tasks = [(r, j) for r in range(len(plan)) for j in range(k)]
+
+    def one(t):
+        _, F, reg, fit, fold = plan[tasks[t][0]]
+        tr, te = fold != tasks[t][1], fold == tasks[t][1]
+        w, b = fit(F[tr], target[tr], reg)
+        return F[te] @ w + b
+
+    small = all(fit is logistic_fit and stored_values(F) <= SERIAL_VALUES
+                for _, F, _, fit, _ in plan)
+    if small and forks.processes(len(tasks)):
+        import scipy.optimize  # noqa: F401 -- once here, not in every child
+    batch = forks.Batch(one, range(len(tasks)), None if small else 1)
+    if batch.children:
+        log.debug("prior estimate: its %d fits in %d processes forked from this one",
+                  len(tasks), len(batch.children))
+    values = iter(batch.results())
+    for name, _, _, _, fold in plan:
+        sc = np.empty(s.size)
+        for j in range(k):
+            sc[fold == j] = next(values)
+            each_fit()
+        yield name, sc
 
 
 def _folds(s, k, rng):
@@ -378,12 +419,9 @@ def estimate_prior(X, y, seed: int = 0, repeats: int | None = None, folds: int |
         fits[0] += 1
         progress.beat(log, "usmo: prior estimate, %d of %d fits", fits[0], total)
 
-    for name, F, reg, fit in spaces:
-        runs[name] = []
-        for _ in range(repeats):
-            sc = cross_fitted_scores(F, s, target, k, reg, rng, count, fit)
-            oP, oU = np.argsort(sc[P], kind="stable"), np.argsort(sc[U], kind="stable")
-            runs[name].append((oP, oU, sc[P][oP], sc[U][oU]))
+    for name, sc in _scorings(spaces, s, target, k, repeats, rng, count):
+        oP, oU = np.argsort(sc[P], kind="stable"), np.argsort(sc[U], kind="stable")
+        runs.setdefault(name, []).append((oP, oU, sc[P][oP], sc[U][oU]))
     names = list(runs)
 
     def curves(cp=None, cu=None):

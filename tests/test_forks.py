@@ -221,6 +221,29 @@ def test_a_commands_numba_folds_fork_and_give_the_serial_check_and_model(tmp_pat
     assert (tmp_path / "forked.model").read_bytes() == (tmp_path / "serial.model").read_bytes()
 
 
+def test_a_commands_prior_estimate_forks_its_fits_with_the_serial_estimate(tmp_path):
+    """usmo's --prior auto: its logistic fits in children (on TBB), the same estimate line and
+    model bytes as one after another (GNU OpenMP: no fork)."""
+    import re
+
+    args = ["--verbose", "-a", "usmo", "--negatives-as-unlabeled", SAMPLES / "pcmac.train"]
+    forked = run("ssl-train", *args, tmp_path / "forked.model",
+                 env={"NUMBA_NUM_THREADS": "2"})
+    serial = run("ssl-train", *args, tmp_path / "serial.model",
+                 env={"NUMBA_NUM_THREADS": "2", "NUMBA_THREADING_LAYER": "omp"})
+    assert forked.returncode == serial.returncode == 0, forked.stderr + serial.stderr
+    assert "prior estimate: its 10 fits in 2 processes forked from this one" in forked.stderr
+    assert "forked from this one" not in serial.stderr
+
+    def estimate(stderr):
+        line = next(x for x in stderr.splitlines() if "estimated prior" in x)
+        return re.sub(r"\d+\.\d+ s;", "", line)
+
+    assert estimate(forked.stderr) == estimate(serial.stderr)
+    assert "π = 0.2104" in estimate(forked.stderr)
+    assert (tmp_path / "forked.model").read_bytes() == (tmp_path / "serial.model").read_bytes()
+
+
 def _children(pid: int) -> set[int]:
     found = set()
     for task in os.listdir(f"/proc/{pid}/task"):

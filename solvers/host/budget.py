@@ -54,9 +54,9 @@ def numpy_work_left(budget: int) -> int:
 def plan_check(folds: int) -> bool | None:
     """Before a command's check of ``folds`` folds after a fit that spent numpy work: the
     folds stay on numpy when ``folds`` times what was spent is at most
-    :data:`CHECK_NUMPY_WORK` (each then a fit with a budget of its own, in children forked
-    from the command where it may: :class:`ssl_svm.trust.HeldOut`; their work is also
-    allowed on top of the command's budget), else this process's later fits start on numba
+    :data:`CHECK_NUMPY_WORK` (each then a fit with a budget of its own:
+    :class:`ssl_svm.trust.HeldOut`; their work is also allowed on top of the command's
+    budget), else this process's later fits start on numba
     (:func:`numpy_start_over`). It counts work, not seconds, so the same command gives the
     same bytes. Returns whether they stay on numpy; None when nothing was spent on numpy or
     inside :func:`history_free`."""
