@@ -119,11 +119,11 @@ def test_nothing_forks_in_the_library_beside_a_thread_or_for_one_task():
 @pytest.mark.parametrize("layer", ["tbb", "workqueue", "omp"])
 def test_numba_tasks_fork_on_a_layer_that_survives_it_one_thread_each_same_sums(layer):
     """With numba loaded: children fork before its pool starts and, once it runs, only on TBB
-    or the workqueue (GNU OpenMP's pool does not survive a fork); each child runs numba on one
-    thread but splits the row products' sums into its parent's blocks, so the bytes are the
-    serial run's."""
+    or the workqueue (GNU OpenMP's pool does not survive a fork); each child runs numba and the
+    BLAS on one thread but splits the row products' sums into its parent's blocks, so the
+    bytes are the serial run's."""
     env = {**os.environ, "PYTHONWARNINGS": "", "NUMBA_NUM_THREADS": "2",
-           "NUMBA_THREADING_LAYER": layer}
+           "OPENBLAS_NUM_THREADS": "2", "NUMBA_THREADING_LAYER": layer}
     code = PRELUDE + textwrap.dedent("""
         from ssl_svm.solvers.host import pools
         pools.preload_tbb()
@@ -140,7 +140,8 @@ def test_numba_tasks_fork_on_a_layer_that_survives_it_one_thread_each_same_sums(
             r = np.zeros(41)
             buf = np.empty((linalg.threads(), 41))
             zz = linalg.xt_times(X.indptr, X.indices, X.data, 1.0, rows, z, r, buf, True)
-            return np.concatenate([[numba.get_num_threads(), linalg.threads(), zz], r])
+            return np.concatenate([[numba.get_num_threads(), linalg.threads(),
+                                    pools.blas_threads(), zz], r])
 
         serial = [fn(i) for i in range(3)]  # starts the pool
         after = forks.processes(3)
@@ -148,8 +149,8 @@ def test_numba_tasks_fork_on_a_layer_that_survives_it_one_thread_each_same_sums(
         started = len(batch.children)
         got = batch.results()
         print(json.dumps([numba.threading_layer(), before, after, started,
-                          [v[:2].tolist() for v in serial], [v[:2].tolist() for v in got],
-                          all(a[2:].tobytes() == b[2:].tobytes()
+                          [v[:3].tolist() for v in serial], [v[:3].tolist() for v in got],
+                          all(a[3:].tobytes() == b[3:].tobytes()
                               for a, b in zip(serial, got))]))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -157,11 +158,11 @@ def test_numba_tasks_fork_on_a_layer_that_survives_it_one_thread_each_same_sums(
     assert out.returncode == 0, out.stderr
     name, before, after, started, serial, got, same = json.loads(out.stdout)
     assert name == layer and before == 2
-    assert serial == [[2.0, 2.0]] * 3 and same
+    assert serial == [[2.0, 2.0, 2.0]] * 3 and same  # numba's threads, its blocks, BLAS's
     if layer == "omp":
         assert after == started == 0 and got == serial
     else:
-        assert after == started == 2 and got == [[1.0, 2.0]] * 3
+        assert after == started == 2 and got == [[1.0, 2.0, 1.0]] * 3
 
 
 def test_closing_a_batch_ends_its_children_at_once():

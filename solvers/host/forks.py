@@ -125,9 +125,10 @@ def _category(module: str, name: str):
     return obj if isinstance(obj, type) and issubclass(obj, Warning) else UserWarning
 
 
-def _child(fn, tasks, fd: int, parent: int, threads: int) -> None:
-    """A child's life: its tasks on at most ``threads`` threads, each result written as it is
-    done; never returns."""
+def _child(fn, tasks, fd: int, parent: int, threads: int, blas) -> None:
+    """A child's life: its tasks on at most ``threads`` threads (``blas``: see
+    :func:`ssl_svm.solvers.host.pools.share_threads`), each result written as it is done;
+    never returns."""
     code = 1
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -135,7 +136,7 @@ def _child(fn, tasks, fd: int, parent: int, threads: int) -> None:
             if signal.getsignal(sig) is not signal.SIG_IGN:
                 signal.signal(sig, signal.SIG_DFL)
         die_with_parent(parent)
-        pools.share_threads(threads)
+        pools.share_threads(threads, blas)
         for task in tasks:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")  # the parent's filters decide what is shown
@@ -164,6 +165,8 @@ class Batch:
         if n == 0:
             return
         parent = os.getpid()
+        # found once here, so that a child only sets its limit (finding them took it 20 ms)
+        blas = pools.blas_controller() if "numpy" in sys.modules else None
         with warnings.catch_warnings():
             # Python 3.12+ warns of fork beside the BLAS library's native threads, which
             # handle a fork themselves (pthread_atfork)
@@ -178,7 +181,7 @@ class Batch:
                     break
                 if pid == 0:
                     os.close(r)
-                    _child(fn, self.tasks[i::n], w, parent, max(1, _allowed // n))
+                    _child(fn, self.tasks[i::n], w, parent, max(1, _allowed // n), blas)
                 os.close(w)
                 self.children.append((pid, r))
 

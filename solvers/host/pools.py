@@ -302,9 +302,10 @@ def sum_threads() -> int:
     return numba.get_num_threads()
 
 
-def share_threads(threads: int) -> None:
+def share_threads(threads: int, blas=None) -> None:
     """In a child forked for a command's tasks, beside its siblings: numba's loops and the BLAS
-    on at most ``threads`` threads for the rest of its life, numba's sums split as before
+    (``blas``: a :func:`blas_controller` made before the fork, or None) on at most
+    ``threads`` threads for the rest of its life, numba's sums split as before
     (:func:`sum_threads`). Two children on two cores each running the BLAS's two threads
     took 3-10x the time of one thread each (its threads spin while they wait)."""
     global _split_threads
@@ -313,8 +314,8 @@ def share_threads(threads: int) -> None:
     if numba is not None:
         _split_threads = numba.get_num_threads()
         numba.set_num_threads(min(threads, _split_threads))
-    if "numpy" in sys.modules:
-        _child_limits.append(blas_limit(threads))
+    if blas is not None:
+        _child_limits.append(blas.limit(limits=threads, user_api="blas"))
 
 
 _child_limits: list = []  # share_threads's BLAS limit, held for the child's life
@@ -357,6 +358,14 @@ def blas_threads() -> int | None:
 
     counts = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
     return max(counts) if counts else None
+
+
+def blas_controller():
+    """threadpoolctl's handle on the BLAS libraries loaded in this process now (a few ms to
+    find them; each limit it then sets costs about 0.06 ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def blas_limit(threads: int):
