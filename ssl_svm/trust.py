@@ -95,9 +95,9 @@ class HeldOut:
     collects them (one after another here where nothing forks). ``isolated``: each fold's fit
     follows from its own rows alone (its own numpy budget, whether or not numba runs:
     :func:`ssl_svm.solvers.host.budget.history_free`); else on the command's budget as it is
-    now (folds planned on numba; numba is started here first, for the children to share).
-    Either way a fold reads nothing the caller changes meanwhile, so the folds give the same
-    bytes in children as one after another."""
+    now (folds planned on numba; in children only once numba runs here, so that they share
+    what the fit compiled). Either way a fold reads nothing the caller changes meanwhile, so
+    the folds give the same bytes in children as one after another."""
 
     def __init__(self, fit, X, y, cost, params: dict, k: int, seed: int, run=None,
                  reuse=None, isolated: bool = True, children: int | None = None):
@@ -122,10 +122,10 @@ class HeldOut:
             return np.asarray(model.predict(X[test]), dtype=np.float64)
 
         self.one = one
-        if not isolated and forks.processes(k, children) and "numba" not in sys.modules:
-            from ssl_svm.solvers.host import numba_start
-
-            numba_start.start_numba()  # the folds start it anyway: once, before the forks
+        if not isolated and "numba" not in sys.modules:
+            # folds that start numba start it here, once: children would each load (or, on a
+            # cold cache, compile and say so) its functions again
+            children = 1
         self.batch = forks.Batch(one, range(k), children)
         if self.batch is not None and self.batch.children:
             log.debug("check: its %d folds in %d processes forked from this one", k,

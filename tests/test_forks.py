@@ -222,6 +222,26 @@ def test_a_commands_numba_folds_fork_and_give_the_serial_check_and_model(tmp_pat
     assert (tmp_path / "forked.model").read_bytes() == (tmp_path / "serial.model").read_bytes()
 
 
+def test_folds_that_would_start_numba_run_in_turn_in_the_command(tmp_path):
+    """A fit on numpy whose check is planned on numba (its folds' work over the budget): the
+    folds start numba in the command, one after another, not once in each child."""
+    code = textwrap.dedent(f"""
+        import sys
+        from ssl_svm.solvers.host import budget
+        budget.CHECK_NUMPY_WORK = 0  # any check's folds: on numba
+        from ssl_svm.cli.train import main
+        sys.argv = ["ssl-train", "--verbose", "-a", "tsvm", "-W", "0.001",
+                    {str(SAMPLES / "pcmac.train")!r}, {str(tmp_path / "m.model")!r}]
+        main()
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "NUMBA_NUM_THREADS": "2"})
+    assert out.returncode == 0, out.stderr
+    assert "backend=numpy" in out.stderr
+    assert "forked from this one" not in out.stderr
+    assert "no harm" in check_line(out.stderr)
+
+
 def test_a_commands_prior_estimate_forks_its_fits_with_the_serial_estimate(tmp_path):
     """usmo's --prior auto: its logistic fits in children (on TBB), the same estimate line and
     model bytes as one after another (GNU OpenMP: no fork)."""
