@@ -352,6 +352,19 @@ def _dense_gram(indptr, rows, n_cols) -> bool:
             and rows.size * n_cols * n_cols <= DENSE_GRAM_RATIO * float(m @ m))
 
 
+def _weighted_gram(indptr, XR, rows, w, costs: bool):
+    """XRᵀ diag(w) XR for XR the rows ``rows`` of the CSR matrix of ``indptr``: by the BLAS on
+    their dense copy where :func:`_dense_gram` (``costs``, w ≥ 0: SᵀS with S = √w·XR, its
+    symmetric rank-k update), else by scipy's sparse product."""
+    if not _dense_gram(indptr, rows, XR.shape[1]):
+        return (XR.T @ XR.multiply(w[:, None]).tocsr()).toarray()
+    D = XR.toarray()
+    if not costs:
+        return D.T @ (D * w[:, None])
+    D *= np.sqrt(w)[:, None]
+    return D.T @ D
+
+
 def gram_add(indptr, indices, data, bias, rows, w, wy, lo_t, hi_t, H, b):
     """:func:`solvers.linalg.gram_add` on numpy: adds Σ_t w[t] x̃_i x̃_iᵀ to H (its lower
     triangle and its last column) and Σ_t wy[t] x̃_i to b over t = lo_t … hi_t - 1,
@@ -361,11 +374,7 @@ def gram_add(indptr, indices, data, bias, rows, w, wy, lo_t, hi_t, H, b):
     wt = w[lo_t:hi_t]
     wyt = wy[lo_t:hi_t]
     XR = _matrix(indptr, indices, data, n)[R]
-    if _dense_gram(indptr, R, n - 1):
-        D = XR.toarray()
-        H[:-1, :-1] += D.T @ (D * wt[:, None])
-    else:
-        H[:-1, :-1] += (XR.T @ XR.multiply(wt[:, None]).tocsr()).toarray()
+    H[:-1, :-1] += _weighted_gram(indptr, XR, R, wt, costs=False)  # differences: any sign
     col = bias * (XR.T @ wt)
     H[-1, :-1] += col
     H[:-1, -1] += col
@@ -382,12 +391,7 @@ def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
     XJ = _rows(_matrix(indptr, indices, data, n), J)
     CJ = C[J]
     H = np.empty((n, n))
-    if _dense_gram(indptr, J, n_cols):
-        S = XJ.toarray()
-        S *= np.sqrt(CJ)[:, None]
-        H[:-1, :-1] = S.T @ S
-    else:
-        H[:-1, :-1] = (XJ.T @ XJ.multiply(CJ[:, None]).tocsr()).toarray()
+    H[:-1, :-1] = _weighted_gram(indptr, XJ, J, CJ, costs=True)
     col = XJ.T @ CJ
     H[-1, :-1] = bias * col
     H[:-1, -1] = bias * col

@@ -270,15 +270,8 @@ def cross_fitted_scores(F, s, target, k, reg, rng, each_fit=None, fit=None):
     """Every row's score from the fit (``fit``, default :func:`logistic_fit`, of ``target``
     on the rows F, penalty ``reg``) on the other k − 1 of k random folds (:func:`_folds` of
     the labeled-positive indicator ``s``); ``each_fit()`` is called after each fit."""
-    fit = logistic_fit if fit is None else fit
-    fold = _folds(s, k, rng)
-    sc = np.empty(s.size)
-    for j in range(k):
-        tr, te = fold != j, fold == j
-        w, b = fit(F[tr], target[tr], reg)
-        sc[te] = F[te] @ w + b
-        if each_fit is not None:
-            each_fit()
+    _, sc = next(_scorings([("", F, reg, fit)], s, target, k, 1, rng,
+                           each_fit or (lambda: None)))
     return sc
 
 

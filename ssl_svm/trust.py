@@ -127,7 +127,7 @@ class HeldOut:
             # cold cache, compile and say so) its functions again
             children = 1
         self.batch = forks.Batch(one, range(k), children)
-        if self.batch is not None and self.batch.children:
+        if self.batch.children:
             log.debug("check: its %d folds in %d processes forked from this one", k,
                       len(self.batch.children))
 

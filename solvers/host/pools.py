@@ -288,12 +288,13 @@ def thread_limit(threads: int):
 # in a child forked for a command's tasks (forks): the numba threads its parent's sums split
 # over; the child runs numba on one thread (its siblings share the cores) and splits the same
 _split_threads: int | None = None
+_child_limits: list = []  # share_threads's BLAS limit, held for the child's life
 
 
 def sum_threads() -> int:
     """The threads numba's threaded sums split into (:func:`ssl_svm.solvers.linalg.threads`,
     which fixes their order): numba's thread count, but in a child forked for a command's
-    tasks (:func:`one_numba_thread`) its parent's, so that its sums are its parent's bit for
+    tasks (:func:`share_threads`) its parent's, so that its sums are its parent's bit for
     bit."""
     if _split_threads is not None:
         return _split_threads
@@ -316,9 +317,6 @@ def share_threads(threads: int, blas=None) -> None:
         numba.set_num_threads(min(threads, _split_threads))
     if blas is not None:
         _child_limits.append(blas.limit(limits=threads, user_api="blas"))
-
-
-_child_limits: list = []  # share_threads's BLAS limit, held for the child's life
 
 
 def fork_safe_numba() -> bool:
