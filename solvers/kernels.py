@@ -298,10 +298,37 @@ def gram(spec: KernelSpec, X, memory_limit: int | None = None, what: str = "kern
         G = dot_block(Xp[s:e], Xp[:e])
         K[s:e, :e] = _apply(spec, G, xn[s:e], xn[:e])
         K[:s, s:e] = K[s:e, :s].T
-        diag = K[s:e, s:e]  # BLAS need not round the two halves alike: mirror the lower one
-        iu = np.triu_indices(e - s, 1)
-        diag[iu] = diag.T[iu]
+        # BLAS need not round the two halves alike: mirror the lower one
+        mirror_lower(K[s:e, s:e])
     return K
+
+
+STRIP_ROWS = 256  # rows of the strips below: a strip's copy stays within the caches
+
+
+def mirror_lower(D: np.ndarray) -> None:
+    """D's strict upper triangle ← its strict lower one transposed, in place (D square), by
+    strips of rows: no index arrays (2·10⁶ pairs of them took 0.1-0.4 s at n = 2,000)."""
+    m = D.shape[0]
+    for a in range(0, m, STRIP_ROWS):
+        b = min(m, a + STRIP_ROWS)
+        D[a:b, b:] = D[b:, a:b].T
+        blk = D[a:b, a:b]
+        for i in range(b - a - 1):
+            blk[i, i + 1:] = blk[i + 1:, i]
+
+
+def symmetrize(A: np.ndarray) -> None:
+    """A ← (A + Aᵀ)/2 in place (A square), by strips of rows: the same values as
+    ``0.5 * (A + A.T)`` without an n × n temporary."""
+    m = A.shape[0]
+    for a in range(0, m, STRIP_ROWS):
+        b = min(m, a + STRIP_ROWS)
+        upper, lower = A[a:b, a:], A[a:, a:b]
+        avg = upper + lower.T
+        avg *= 0.5
+        upper[...] = avg
+        lower[...] = avg.T
 
 
 def landmark_rows(Xp, landmarks: np.ndarray):

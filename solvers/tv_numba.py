@@ -149,13 +149,15 @@ def _can_fall(yt, bt, mu):
 
 
 @njit(cache=True)
-def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
-    """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ (y = ±1, Q symmetric PSD) by SMO with the
+def svm_dual_smo(G, q, y, mu, beta, tol, max_iter):
+    """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ with Q_ij = y_i y_j G_ij (y = ±1, G symmetric
+    PSD, so Q is: the classes of a multi-class fit share one G) by SMO with the
     second-order working set (Fan, Chen & Lin 2005, WSS 2: i the maximal violator, j the
     partner whose exact pair step gains most) and the exact clipped pair step; it stops when
     the maximal violation is at most ``tol``. β is a feasible start, updated in place.
-    Returns (iterations, final violation). Q's rows are read for its columns (Q symmetric):
-    contiguous, where the columns of a 2,000-row Q cost a cache miss an entry.
+    Returns (iterations, final violation). G's rows are read for its columns (G symmetric):
+    contiguous, where the columns of a 2,000-row G cost a cache miss an entry. y = ±1 makes
+    every product by y exact, so the steps are those on Q itself to the last bit.
 
     Each pass computes its per-entry values into an array without branches (compiled to
     vector instructions) and then scans that array for the first maximum, the pick of the
@@ -163,7 +165,7 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
     values. The pairs and the arithmetic are those of one branching loop a pass; about 1.7x
     faster on the shuttle sample's 2,000-row duals."""
     n = q.size
-    grad = Q @ beta - q
+    grad = y * (G @ (y * beta)) - q
     diag = np.empty(n)
     up = np.empty(n, dtype=np.bool_)
     low = np.empty(n, dtype=np.bool_)
@@ -171,7 +173,7 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
     work2 = np.empty(n)
     work3 = np.empty(n)
     for t in range(n):
-        diag[t] = Q[t, t]
+        diag[t] = G[t, t]
         up[t] = _can_rise(y[t], beta[t], mu)
         low[t] = _can_fall(y[t], beta[t], mu)
     # −y_t ∇_t over I_up (β can move along +y) and over I_low, −∞ / +∞ elsewhere
@@ -195,12 +197,13 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
             return it, viol
         # the partner j in I_low with −y_j∇_j < gmax that maximises b²/η, the decrease of
         # the unclipped pair step, b = gmax + y_j∇_j, η = Q_ii + Q_jj − 2 y_i y_j Q_ij
-        Qi = Q[i]
+        # = G_ii + G_jj − 2 G_ij
+        Gi = G[i]
         yi = y[i]
         di_ = diag[i]
         for t in range(n):
             b = gmax + y[t] * grad[t]
-            eta = di_ + diag[t] - 2.0 * yi * y[t] * Qi[t]
+            eta = di_ + diag[t] - 2.0 * Gi[t]
             g = b * b / (eta if eta > 1e-12 else 1e-12)
             work3[t] = g if (low[t] and b > 0.0) else -1.0
         j = -1
@@ -212,21 +215,20 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter):
         # move β_i by +y_i·s and β_j by −y_j·s (keeps yᵀβ): the objective changes by
         # −s·b + ½s²·η with b = gmax + y_j∇_j
         b = gmax + y[j] * grad[j]
-        eta = diag[i] + diag[j] - 2.0 * yi * y[j] * Qi[j]
+        eta = diag[i] + diag[j] - 2.0 * Gi[j]
         s = b / eta if eta > 1e-15 else np.inf
         s = min(s, (mu - beta[i]) if yi > 0 else beta[i])
         s = min(s, beta[j] if y[j] > 0 else (mu - beta[j]))
-        di = yi * s
-        dj = -y[j] * s
-        beta[i] += di
-        beta[j] += dj
+        beta[i] += yi * s
+        beta[j] += -y[j] * s
         up[i] = _can_rise(y[i], beta[i], mu)
         low[i] = _can_fall(y[i], beta[i], mu)
         up[j] = _can_rise(y[j], beta[j], mu)
         low[j] = _can_fall(y[j], beta[j], mu)
-        Qj = Q[j]
+        # ∇ += Q_i·y_i s − Q_j·y_j s = y ∘ (G_i s − G_j s)
+        Gj = G[j]
         for t in range(n):
-            g = grad[t] + (Qi[t] * di + Qj[t] * dj)
+            g = grad[t] + y[t] * (Gi[t] * s - Gj[t] * s)
             grad[t] = g
             v = -y[t] * g
             work[t] = v if up[t] else -np.inf

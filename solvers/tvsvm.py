@@ -87,6 +87,21 @@ class TVSetup(_KernelStep):
         # K comes from parsed, finite data; a finiteness check scans the n² factor every call
         return sla.cho_solve(self.chol, b, check_finite=False)
 
+    def label_columns(self, L: np.ndarray) -> tuple:
+        """:meth:`_KernelStep.label_columns` without a product by K: rK = (λI + rK) − λI
+        gives G = K(λI + rK)⁻¹ = (I − λ(λI + rK)⁻¹)/r, so G[:, L] = (I[:, L] − λA[:, L])/r
+        with A = (λI + rK)⁻¹ (an n × n × |L| product less; with every row labeled, 2n³
+        operations)."""
+        cols = np.arange(L.size)
+        E = np.zeros((self.n, L.size), order="F")
+        E[L, cols] = 1.0
+        ainv = sla.cho_solve(self.chol, E, overwrite_b=True, check_finite=False)
+        GL = ainv * (-self.lam)
+        GL[L, cols] += 1.0
+        GL /= self.r
+        # every row labeled (L = 0..n−1): G[L, L] is G[:, L] itself, not a copy
+        return ainv, GL, GL if L.size == self.n else GL[L]
+
     def label_solve(self, lab: np.ndarray, eta: float, b: np.ndarray) -> np.ndarray:
         """α with (ηJK + rK + λI)α = b, J = diag(lab) (the multi-class TV-RLS f-step, paper
         eq. 106), as (K + λM⁻¹)α = M⁻¹b with M = ηJ + rI: symmetric positive definite. The
@@ -275,30 +290,30 @@ class TVResult:
 
 class _SVMBase:
     """The parts of the SVM step shared by every class: for the labeled rows L,
-    (λI + rK)⁻¹[:, L] and G[:, L] with G = K(λI + rK)⁻¹."""
+    (λI + rK)⁻¹[:, L] and G[:, L] with G = K(λI + rK)⁻¹, and G[L, L] for the duals."""
 
     def __init__(self, st: TVSetup, lab: np.ndarray):
         self.L = np.flatnonzero(lab)
         self.AinvL, self.GL, GLL = st.label_columns(self.L)
-        # G[L, L] symmetric to the last bit, shared by the classes: SMO reads Q's rows for
-        # its columns
-        self.GLL = 0.5 * (GLL + GLL.T)
+        # G[L, L] symmetric to the last bit: SMO reads its rows for its columns, so it is
+        # kept C-ordered (for a symmetric matrix, the transpose of a Fortran-ordered one)
+        self.GLL = GLL if GLL.flags.c_contiguous else GLL.T
+        kernels.symmetrize(self.GLL)
+        if GLL is self.GL:
+            self.GL = self.GLL  # every row labeled: one n × n matrix, not two
         self.st = st
 
 
 class _SVMStep:
     """SVM(g) of eqs. 92-96 for the labeled rows L: e = G r g + G[:, L] Y_L β with
-    G = K(λI + rK)⁻¹ and β the dual maximiser (eq. 94, solved exactly by SMO); yl ∈ {±1} on
-    L. β is warm-started from the previous call."""
+    G = K(λI + rK)⁻¹ and β the dual maximiser (eq. 94 with Q = Y_L G[L, L] Y_L, solved exactly
+    by SMO over the classes' shared G[L, L]); yl ∈ {±1} on L. β is warm-started from the
+    previous call."""
 
     def __init__(self, st: TVSetup, yl: np.ndarray, mu: float, base: _SVMBase | None = None):
         self.base = base if base is not None else _SVMBase(st, yl != 0)
         self.L = self.base.L
         self.yL = yl[self.L].astype(np.float64)
-        # Q = G_LL ∘ yyᵀ: y = ±1 only flips signs, so the base's symmetric G_LL makes Q
-        # symmetric to the last bit
-        self.Q = self.base.GLL * self.yL[:, None]
-        self.Q *= self.yL[None, :]
         self.mu = mu
         self.beta = np.zeros(self.L.size)
         self.st = st
@@ -310,7 +325,8 @@ class _SVMStep:
         """The SVM step from the RLS step (e0, α0) of the same g (lets several classes share
         one blocked RLS solve)."""
         q = 1.0 - self.yL * e0[self.L]
-        svm_dual_smo(self.Q, q, self.yL, self.mu, self.beta, 1e-10, 100_000, self.st.numpy)
+        svm_dual_smo(self.base.GLL, q, self.yL, self.mu, self.beta, 1e-10, 100_000,
+                     self.st.numpy)
         yb = self.yL * self.beta
         return e0 + self.base.GL @ yb, alpha0 + self.base.AinvL @ yb
 
@@ -877,22 +893,23 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
 
 # --------------------------------------------------------------------------- SVM step
 
-def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter, numpy: bool = False):
-    """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ (y = ±1, Q symmetric PSD) by SMO with the
-    second-order working set and the exact clipped pair step, to a maximal violation ``tol``;
-    β a feasible start, updated in place; returns (iterations, final violation). numba's loop
+def svm_dual_smo(G, q, y, mu, beta, tol, max_iter, numpy: bool = False):
+    """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ with Q_ij = y_i y_j G_ij (y = ±1, G symmetric
+    PSD) by SMO with the second-order working set and the exact clipped pair step, to a
+    maximal violation ``tol``; β a feasible start, updated in place; returns (iterations,
+    final violation). numba's loop
     (:func:`ssl_svm.solvers.tv_numba.svm_dual_smo`), or with ``numpy`` the same steps by
     whole-array passes: the same pairs (the first best index, as the loop's strict
     comparisons pick) and the same arithmetic per entry."""
     if not numpy:
         from ssl_svm.solvers import tv_numba
 
-        return tv_numba.svm_dual_smo(Q, q, y, mu, beta, tol, max_iter)
+        return tv_numba.svm_dual_smo(G, q, y, mu, beta, tol, max_iter)
     if q.size == 0:  # as the loop: no pair, the violation of empty sets
         return 0, -np.inf
-    grad = Q @ beta - q
+    grad = y * (G @ (y * beta)) - q
     pos = y > 0
-    diag = np.diag(Q).copy()
+    diag = np.diag(G).copy()
     viol = np.inf
     for it in range(max_iter):
         v = -y * grad
@@ -905,18 +922,16 @@ def svm_dual_smo(Q, q, y, mu, beta, tol, max_iter, numpy: bool = False):
         if gmax == -np.inf or gmin == np.inf or viol <= tol:
             return it, float(viol)
         b = gmax + y * grad
-        eta = Q[i, i] + diag - 2.0 * y[i] * y * Q[i]
+        eta = G[i, i] + diag - 2.0 * G[i]
         gain = np.where(low & (b > 0.0), b * b / np.where(eta > 1e-12, eta, 1e-12), -1.0)
         j = int(np.argmax(gain))
         eta_j = eta[j]
         s = b[j] / eta_j if eta_j > 1e-15 else np.inf
         s = min(s, (mu - beta[i]) if y[i] > 0 else beta[i])
         s = min(s, beta[j] if y[j] > 0 else (mu - beta[j]))
-        di = y[i] * s
-        dj = -y[j] * s
-        beta[i] += di
-        beta[j] += dj
-        grad += Q[i] * di + Q[j] * dj
+        beta[i] += y[i] * s
+        beta[j] += -y[j] * s
+        grad += y * (G[i] * s - G[j] * s)
     return max_iter, float(viol)
 
 

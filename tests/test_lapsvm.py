@@ -45,6 +45,23 @@ def test_gram_matches_sklearn_and_is_blockwise(sparse, monkeypatch):
                                    want[:13], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("strip", [1, 3, 256])
+def test_strip_symmetrizers_equal_their_whole_matrix_forms(strip, monkeypatch):
+    """mirror_lower and symmetrize by strips of rows: the bytes of tril + tril(-1)ᵀ and of
+    0.5 (A + Aᵀ), on C- and Fortran-ordered matrices and on sizes around a strip's."""
+    monkeypatch.setattr(kernels, "STRIP_ROWS", strip)
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 7, 255, 256, 257, 600):
+        A = rng.normal(size=(m, m))
+        for order in "CF":
+            B = np.array(A, order=order)
+            kernels.mirror_lower(B)
+            assert np.array_equal(B, np.tril(A) + np.tril(A, -1).T)
+            B = np.array(A, order=order)
+            kernels.symmetrize(B)
+            assert np.array_equal(B, 0.5 * (A + A.T))
+
+
 def test_memory_guard_refuses_with_message():
     X, _ = _data(50)
     with pytest.raises(ProblemError, match=r"kernel matrix 50×50 needs 19\.53 KiB, above the "

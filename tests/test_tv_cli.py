@@ -280,6 +280,20 @@ def test_nystrom_operations_are_exact_for_the_low_rank_kernel():
     full = tvsvm.setup(X, spec, 10, landmarks=np.arange(n))
     exact = tvsvm.setup(X, spec, 10)
     np.testing.assert_allclose(full.Z @ full.Z.T, exact.K, atol=1e-8)
+    # the exact kernel's columns by G = (I − λ(λI + rK)⁻¹)/r against the generic path's
+    # product by K, for some rows labeled and for all (G[L, L] is then G[:, L] itself)
+    exact = tvsvm.setup(X, spec, 10, lam=0.3, r=2.0)
+    Ainv = np.linalg.inv(0.3 * np.eye(n) + 2.0 * exact.K)
+    for L in (np.flatnonzero(lab), np.arange(n)):
+        a_e, g_e, gll_e = exact.label_columns(L)
+        a_d, g_d, gll_d = tvsvm._KernelStep.label_columns(exact, L)
+        np.testing.assert_allclose(a_e, Ainv[:, L], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(g_e, g_d, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(gll_e, (exact.K @ Ainv)[np.ix_(L, L)], rtol=1e-9,
+                                   atol=1e-12)
+        base = tvsvm._SVMBase(exact, np.isin(np.arange(n), L))
+        assert np.array_equal(base.GLL, base.GLL.T) and base.GLL.flags.c_contiguous
+        assert (base.GL is base.GLL) == (L.size == n)
 
 
 @pytest.mark.parametrize("algo", ["tvsvm", "cheeger-rls"])

@@ -81,10 +81,11 @@ def test_svm_dual_smo_equals_an_exact_qp():
     for n, mu in [(12, 1.0), (40, 0.05), (40, 10.0)]:
         A = rng.normal(size=(n, 5))
         y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-        Q = (A @ A.T + 0.1 * np.eye(n)) * np.outer(y, y)
+        G = A @ A.T + 0.1 * np.eye(n)
+        Q = G * np.outer(y, y)
         q = 1.0 - 0.3 * rng.normal(size=n)
         beta = np.zeros(n)
-        it, viol = tvsvm.svm_dual_smo(Q, q, y, mu, beta, 1e-12, 1_000_000)
+        it, viol = tvsvm.svm_dual_smo(G, q, y, mu, beta, 1e-12, 1_000_000)
         assert viol <= 1e-12
         assert abs(y @ beta) < 1e-10 and beta.min() >= 0 and beta.max() <= mu
         st = clarabel.DefaultSettings()
