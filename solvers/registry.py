@@ -56,7 +56,8 @@ class Algorithm:
     rows_reuse: bool = False
     # parameters whose auto value (None) the check's folds take from the fit (its
     # model.stats[name], one value for every task) instead of choosing it again, as the
-    # check's supervised svm reuses its λ: a choice by a rule costing whole fits
+    # check's supervised svm reuses its λ: one choice a side (da's costs whole fits; tsvm's,
+    # the svm's own choice, sets how long each fold takes: 0.5-2.5 s on usps49-10)
     fold_reuse: tuple[str, ...] = ()
 
     @property
@@ -96,7 +97,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         Algorithm("tsvm", "transductive L2-SVM with multiple label switching (SVMlin's TSVM)",
                   SOLVER_PARAMS["tsvm"], "ssl_svm.solvers.s3vm:fit_tsvm", uses_unlabeled=True,
                   svmlin_code=2, linear_model=True,
-                  warm_path="lambda", run_options=("backend",)),
+                  warm_path="lambda", run_options=("backend",), fold_reuse=("lambda",)),
         Algorithm("da", "deterministic-annealing semi-supervised SVM (SVMlin's DA-S3VM)",
                   SOLVER_PARAMS["da"], "ssl_svm.solvers.s3vm:fit_da", uses_unlabeled=True,
                   svmlin_code=3, linear_model=True, run_options=("backend",),

@@ -3,8 +3,8 @@ the same labeled rows, and the verdict the check after a fit says.
 
 Both are cross-validated on the same stratified folds of the labeled rows (the unlabeled rows
 stay in every training part of the semi-supervised solver; the svm sees the labeled rows
-only, at the λ ``ssl-train -a svm`` chooses on all of them, and the solver's parameters whose
-auto choice costs whole fits, da's λ, are those its fit chose: :func:`fold_params`). Each
+only, at the λ ``ssl-train -a svm`` chooses on all of them, and the solver's λ, when auto,
+is the one its fit chose, tsvm's and da's: :func:`fold_params`). Each
 labeled row then has two held-out predictions, one per method, and the comparison is paired
 (:mod:`ssl_svm.selection.stats`): it counts the rows only the fit gets right (``better``) and
 the rows only the svm gets right (``worse``). The unlabeled rows add one exact figure: the

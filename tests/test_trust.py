@@ -625,6 +625,41 @@ def test_graph_folds_hide_their_labels_and_reuse_the_fits_graph_and_kernel(name,
     assert trust.compare(algo, X, y, cost, params, model=m, share=0.5).sample == (150, 300)
 
 
+def test_tsvm_folds_take_the_lambda_the_fit_chose():
+    """tsvm's λ auto is the svm's cross-validated choice over the labeled rows; the check's
+    folds take the fit's, as the check's svm takes its own (one λ search for each side, not one
+    per fold): the same held-out predictions as folds given that λ, and λ searched twice a
+    checked fit (the fit's and the svm's), not seven times."""
+    import ssl_svm
+    from ssl_svm import trust
+    from ssl_svm.solvers import linear
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    tsvm = ALGORITHMS["tsvm"]
+    auto = tsvm.defaults()
+    assert auto["lambda"] is None
+    X, y = ssl_svm.load_svmlight(str(SAMPLES / "pcmac.train"))
+    searched = []
+    choose = linear.choose_lambda
+
+    def counted(*a, **k):
+        searched.append(1)
+        return choose(*a, **k)
+
+    linear.choose_lambda = counted
+    try:
+        clf = ssl_svm.TSVM(unlabeled_label=0, random_state=0).fit(X, y)
+    finally:
+        linear.choose_lambda = choose
+    assert len(searched) == 2
+    assert clf.check_ is not None and clf.check_.folds == 5
+    lam = float(clf.model_.stats["lambda"][0])
+    pred = trust.held_out_predictions(tsvm.fit, X, y, np.ones(y.size), {**auto, "lambda": lam},
+                                      5, 0)
+    lab = y != 0
+    assert clf.check_.accuracy == pytest.approx(100 * np.mean(pred[lab] == y[lab]))
+
+
 def test_da_folds_take_the_lambda_the_fit_chose():
     """da's λ auto costs up to three annealings a fit (λ = 1, 0.1, 0.01 while the fit is
     lopsided); the check's folds take the λ the fit chose, as its svm takes its own, and
@@ -645,8 +680,8 @@ def test_da_folds_take_the_lambda_the_fit_chose():
     assert trust.fold_params(da, auto, Fitted([0.01]))["lambda"] == 0.01
     assert trust.fold_params(da, auto, Fitted([0.1, 0.01]))["lambda"] is None  # tasks differ
     assert trust.fold_params(da, {**auto, "lambda": 0.5}, Fitted([0.01]))["lambda"] == 0.5
-    tsvm = ALGORITHMS["tsvm"]
-    assert trust.fold_params(tsvm, tsvm.defaults(), Fitted([0.01])) == tsvm.defaults()
+    svm = ALGORITHMS["svm"]
+    assert trust.fold_params(svm, svm.defaults(), Fitted([0.01])) == svm.defaults()
 
     X, y = ssl_svm.load_svmlight(str(SAMPLES / "pcmac.train"))
     chosen = []
