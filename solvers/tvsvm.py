@@ -88,18 +88,15 @@ class TVSetup(_KernelStep):
         return sla.cho_solve(self.chol, b, check_finite=False)
 
     def label_columns(self, L: np.ndarray) -> tuple:
-        """:meth:`_KernelStep.label_columns` without a product by K: rK = (λI + rK) − λI
-        gives G = K(λI + rK)⁻¹ = (I − λ(λI + rK)⁻¹)/r, so G[:, L] = (I[:, L] − λA[:, L])/r
-        with A = (λI + rK)⁻¹ (an n × n × |L| product less; with every row labeled, 2n³
-        operations)."""
+        """:meth:`_KernelStep.label_columns` with no more n × |L| copies than it needs: with
+        every row labeled (L = 0..n−1), G[L, L] is G[:, L] itself. (G = (I − λ(λI + rK)⁻¹)/r
+        would spare the product by K, but its rounding leaves G an eigenvalue of −1e-16
+        where K is singular, and SMO then stalls above its 1e-10 on duplicated rows.)"""
         cols = np.arange(L.size)
         E = np.zeros((self.n, L.size), order="F")
         E[L, cols] = 1.0
         ainv = sla.cho_solve(self.chol, E, overwrite_b=True, check_finite=False)
-        GL = ainv * (-self.lam)
-        GL[L, cols] += 1.0
-        GL /= self.r
-        # every row labeled (L = 0..n−1): G[L, L] is G[:, L] itself, not a copy
+        GL = self.kmul(ainv)
         return ainv, GL, GL if L.size == self.n else GL[L]
 
     def label_solve(self, lab: np.ndarray, eta: float, b: np.ndarray) -> np.ndarray:

@@ -280,8 +280,8 @@ def test_nystrom_operations_are_exact_for_the_low_rank_kernel():
     full = tvsvm.setup(X, spec, 10, landmarks=np.arange(n))
     exact = tvsvm.setup(X, spec, 10)
     np.testing.assert_allclose(full.Z @ full.Z.T, exact.K, atol=1e-8)
-    # the exact kernel's columns by G = (I − λ(λI + rK)⁻¹)/r against the generic path's
-    # product by K, for some rows labeled and for all (G[L, L] is then G[:, L] itself)
+    # the exact kernel's columns against the generic path's and a dense inverse, for some rows
+    # labeled and for all (G[L, L] is then G[:, L] itself, one matrix)
     exact = tvsvm.setup(X, spec, 10, lam=0.3, r=2.0)
     Ainv = np.linalg.inv(0.3 * np.eye(n) + 2.0 * exact.K)
     for L in (np.flatnonzero(lab), np.arange(n)):
