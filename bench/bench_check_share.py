@@ -5,11 +5,14 @@ cheeger-rls), each fit checked with its folds on a fixed share of the unlabeled 
 whichever is more: ``ssl_svm.trust.check_share``).
 
     python bench/bench_check_share.py [--sets australian,heart] [--shares 1,0.5,0.2,0.1]
-        [--algos tsvm,lapsvm,cheeger-rls,da] [--no-fold-reuse] [--json F]
+        [--algos tsvm,lapsvm,cheeger-rls,tvsvm,da] [--no-fold-reuse] [--no-rows-reuse]
+        [--draws 3] [--json F]
 
 ``--no-fold-reuse``: the folds choose every auto parameter again, as the fit did, instead of
-taking the fit's choice (``Algorithm.fold_reuse``: da's λ); the two are compared by running
-once with it and once without.
+taking the fit's choice (``Algorithm.fold_reuse``: tsvm's and da's λ); the two are compared by
+running once with it and once without. ``--no-rows-reuse``: the folds of the solvers with
+``Algorithm.rows_reuse`` (lapsvm, laprls, the TV family) fit without their held-out rows
+instead of hiding those rows' labels and reusing the fit's graph and kernel.
 
 In process, through the estimators (``unlabeled_label=0``); errors on the unlabeled rows. Prints,
 per share: harmful fits (more than 2 points worse than the svm), those called "no harm",
@@ -33,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_trust as bt  # noqa: E402
 
 
-def records(sets, shares, algos, fold_reuse=True):
+def records(sets, shares, algos, fold_reuse=True, rows_reuse=True, draws=3):
     """One dict per split and solver: the svm's and the fit's error, whether each share's
     check warned."""
     from sklearn.datasets import load_svmlight_file
@@ -42,10 +45,17 @@ def records(sets, shares, algos, fold_reuse=True):
     from ssl_svm import trust
 
     est = {"tsvm": ssl_svm.TSVM, "lapsvm": ssl_svm.LapSVM, "cheeger-rls": ssl_svm.CheegerRLS,
-           "da": ssl_svm.DAS3VM}
+           "tvsvm": ssl_svm.TVSVM, "da": ssl_svm.DAS3VM}
     est = {a: est[a] for a in algos}
     if not fold_reuse:
         trust.fold_params = lambda algo, params, model: dict(params)
+    if not rows_reuse:
+        import dataclasses
+
+        from ssl_svm.solvers.registry import ALGORITHMS
+
+        for name, a in ALGORITHMS.items():
+            ALGORITHMS[name] = dataclasses.replace(a, rows_reuse=False)
     logging.disable(logging.WARNING)
     for name in sets:
         rows = bt.rows_of(name)
@@ -53,7 +63,7 @@ def records(sets, shares, algos, fold_reuse=True):
         X, truth = load_svmlight_file(io.BytesIO(text.encode()))
         X = sp.csr_matrix(X)
         for labels in (10, 50):
-            for d in range(3):
+            for d in range(draws):
                 idx = bt.draw(rows, labels, d)
                 y = np.zeros(len(rows))
                 y[idx] = truth[idx]
@@ -85,13 +95,16 @@ def main() -> None:
     ap.add_argument("--shares", default="1,0.5,0.2,0.1")
     ap.add_argument("--algos", default="tsvm,lapsvm,cheeger-rls")
     ap.add_argument("--no-fold-reuse", action="store_true")
+    ap.add_argument("--no-rows-reuse", action="store_true")
+    ap.add_argument("--draws", type=int, default=3)
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     shares = [float(s) for s in a.shares.split(",")]
-    unknown = set(a.algos.split(",")) - {"tsvm", "lapsvm", "cheeger-rls", "da"}
+    unknown = set(a.algos.split(",")) - {"tsvm", "lapsvm", "cheeger-rls", "tvsvm", "da"}
     if unknown:
         ap.error(f"--algos: unknown {', '.join(sorted(unknown))}")
-    recs = list(records(a.sets.split(","), shares, a.algos.split(","), not a.no_fold_reuse))
+    recs = list(records(a.sets.split(","), shares, a.algos.split(","), not a.no_fold_reuse,
+                        not a.no_rows_reuse, a.draws))
     if a.json:
         Path(a.json).write_text(json.dumps(recs, indent=1))
     harm = [r for r in recs if r["err"] > r["svm"] + 2]

@@ -593,6 +593,39 @@ def test_auto_folds_fit_on_a_seeded_sample_of_the_unlabeled_rows():
     assert full.baseline == sampled.baseline  # the svm's folds are the labeled rows' alone
 
 
+@pytest.mark.parametrize("name", ["tvrls", "tvsvm", "cheeger-rls", "cheeger-svm"])
+def test_tv_folds_hide_their_labels_and_reuse_the_fits_system(name, monkeypatch):
+    """On every row, the TV family's folds keep the fold's rows in, unlabeled, and reuse the
+    fit's graph, kernel and factor (nothing its labels made): the held-out predictions of cold
+    fits with the fold's labels hidden, with no system built again; a fit with other graph
+    parameters builds its own."""
+    from ssl_svm import trust
+    from ssl_svm.solvers import tvsvm
+    from ssl_svm.solvers.crossval import stratified_folds
+    from ssl_svm.solvers.registry import ALGORITHMS
+
+    X, y, _ = book.load("BCI", 0)
+    algo = ALGORITHMS[name]
+    assert algo.rows_reuse
+    params = algo.defaults()
+    cost = np.ones(y.size)
+    m = algo.fit(X, y, cost, params)
+    folds = stratified_folds(y, 5, 0)
+    cold = np.zeros(y.size)
+    for i in range(5):
+        test = folds == i
+        cold[test] = algo.fit(X, np.where(test, 0.0, y), cost, params).predict(X[test])
+    system = tvsvm._system
+    built = []
+    monkeypatch.setattr(tvsvm, "_system", lambda *a, **k: built.append(1) or system(*a, **k))
+    c = trust.compare(algo, X, y, cost, params, model=m)
+    assert not built
+    lab = y != 0
+    assert c.accuracy == pytest.approx(100 * np.mean(cold[lab] == y[lab]))
+    algo.fit(X, y, cost, {**params, "neighbors": 7}, warm=m.warm)
+    assert built == [1]
+
+
 @pytest.mark.parametrize("name", ["lapsvm", "laprls"])
 def test_graph_folds_hide_their_labels_and_reuse_the_fits_graph_and_kernel(name, monkeypatch):
     """On every row, lapsvm's and laprls's folds keep the fold's rows in, unlabeled, and reuse
