@@ -11,7 +11,7 @@ whichever is more: ``ssl_svm.trust.check_share``).
 ``--no-fold-reuse``: the folds choose every auto parameter again, as the fit did, instead of
 taking the fit's choice (``Algorithm.fold_reuse``: tsvm's and da's λ); the two are compared by
 running once with it and once without. ``--no-rows-reuse``: the folds of the solvers with
-``Algorithm.rows_reuse`` (lapsvm, laprls, the TV family) fit without their held-out rows
+``Algorithm.rows_reuse`` (lapsvm, laprls) fit without their held-out rows
 instead of hiding those rows' labels and reusing the fit's graph and kernel.
 
 In process, through the estimators (``unlabeled_label=0``); errors on the unlabeled rows. Prints,

@@ -126,20 +126,20 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "Chambolle-Pock TV step and the paper's normalisation; native multi-class "
                   "on the simplex",
                   SOLVER_PARAMS["tvrls"], "ssl_svm.solvers.tvsvm:fit_tvrls", uses_unlabeled=True,
-                  run_options=("max_memory", "backend"), rows_reuse=True),
+                  run_options=("max_memory", "backend")),
         Algorithm("tvsvm", "graph total-variation SVM: as tvrls with the hinge loss on the "
                   "labeled rows (exact SMO step)",
                   SOLVER_PARAMS["tvsvm"], "ssl_svm.solvers.tvsvm:fit_tvsvm", uses_unlabeled=True,
-                  run_options=("max_memory", "backend"), rows_reuse=True),
+                  run_options=("max_memory", "backend")),
         Algorithm("cheeger-rls", "Cheeger-cut RLS: the inverse-power iteration on the ratio "
                   "‖Df‖/Σ|f - median f| with labels fixed and an RLS smoothing step",
                   SOLVER_PARAMS["cheeger-rls"], "ssl_svm.solvers.tvsvm:fit_cheeger_rls",
                   uses_unlabeled=True,
-                  run_options=("max_memory", "backend"), rows_reuse=True),
+                  run_options=("max_memory", "backend")),
         Algorithm("cheeger-svm", "Cheeger-cut SVM: as cheeger-rls with an SVM smoothing step",
                   SOLVER_PARAMS["cheeger-svm"], "ssl_svm.solvers.tvsvm:fit_cheeger_svm",
                   uses_unlabeled=True,
-                  run_options=("max_memory", "backend"), rows_reuse=True),
+                  run_options=("max_memory", "backend")),
     )
 }
 

@@ -13,7 +13,6 @@ against 27.5 % (c = 1) and the √N form reached 3.0 % (c = 0.1).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import time
@@ -998,16 +997,6 @@ def _system(name: str, X, y: np.ndarray, params: dict, plan: _Plan,
     return st, spec
 
 
-def _system_key(X, metric: str, params: dict, plan: _Plan) -> tuple:
-    """What :func:`_system` builds from besides the labels: the rows' shape (``warm`` comes
-    from a fit on the same rows, as lapsvm's), their metric, the graph's and the kernel's
-    parameters, λ and r, the form and the search. The landmarks (the labeled rows first)
-    stay the fit's."""
-    return (X.shape, metric, plan.m, plan.search, plan.factor,
-            *(params[k] for k in ("neighbors", "graph_weights", "heat_width", "kernel", "gamma",
-                                  "degree", "coef0", "lambda", "r1")))
-
-
 def _solve(name: str, st, y: np.ndarray, classes: list, params: dict) -> tuple:
     """The splitting (TV) or inverse-power (Cheeger) iteration on the system ``st`` for labels
     y (0 = none), binary or multi-class by the classes; returns (result, class order, the
@@ -1060,12 +1049,10 @@ def _solve(name: str, st, y: np.ndarray, classes: list, params: dict) -> tuple:
 
 
 def _fit_tv(name: str):
-    def fit(X, y, cost, params, max_memory=None, backend=None, warm=None):
+    def fit(X, y, cost, params, max_memory=None, backend=None):
         """Train on all rows of X (label 0 = unlabeled); binary or multi-class by the labels.
         ``backend`` as :func:`ssl_svm.solvers.linear.fit_svm`'s (numpy: the exact kernel with
-        the exact neighbour search). ``warm``: the ``model.warm`` of a fit on the same rows
-        with other labels (the check's folds): its graph, kernel and factor are reused when
-        the parameters they depend on are the same (its landmarks too)."""
+        the exact neighbour search)."""
         t0 = time.perf_counter()
         X = sp.csr_matrix(X)
         n, d = X.shape
@@ -1078,14 +1065,7 @@ def _fit_tv(name: str):
             log.warning("%s: per-row cost factors (cost:) are ignored", name)
         plan = _plan(name, X, y, len(classes) > 2, params, max_memory, backend)
         ts = time.perf_counter()
-        key = _system_key(X, metric, params, plan)
-        if warm is not None and warm.get("system_key") == key:
-            # what depends on the rows alone; the backend is this fit's
-            st, spec = dataclasses.replace(warm["system"], numpy=plan.numpy,
-                                           _label_factor=None), warm["kernel"]
-            log.info("%s: graph, kernel and factor reused from the fit on these rows", name)
-        else:
-            st, spec = _system(name, X, y, params, plan, max_memory)
+        st, spec = _system(name, X, y, params, plan, max_memory)
         setup_time = time.perf_counter() - ts
         log.info("%s: %d rows (%d unlabeled), %d classes (%s formulation), kernel %s", name, n,
                  int(np.sum(y == 0)), len(classes),
@@ -1117,7 +1097,6 @@ def _fit_tv(name: str):
         F = res.f.reshape(n, -1)
         model.train_values = F
         _check_outputs(name, model, F, st.kmul(res.alpha.reshape(n, -1)), y == 0, res)
-        model.warm = {"system_key": key, "system": st, "kernel": spec}
         return model
 
     return fit

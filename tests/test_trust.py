@@ -593,15 +593,14 @@ def test_auto_folds_fit_on_a_seeded_sample_of_the_unlabeled_rows():
     assert full.baseline == sampled.baseline  # the svm's folds are the labeled rows' alone
 
 
-@pytest.mark.parametrize("name", ["lapsvm", "laprls", "tvrls", "tvsvm", "cheeger-rls",
-                                  "cheeger-svm"])
+@pytest.mark.parametrize("name", ["lapsvm", "laprls"])
 def test_graph_folds_hide_their_labels_and_reuse_the_fits_graph_and_kernel(name, monkeypatch):
-    """On every row, the graph solvers' folds keep the fold's rows in, unlabeled, and reuse
-    the fit's graph and kernel matrix (the TV family: and its factor; not α, which saw the
-    held-out labels): the held-out predictions of cold fits with the fold's labels hidden,
-    with no graph built again; a fit with other graph parameters builds its own."""
+    """On every row, lapsvm's and laprls's folds keep the fold's rows in, unlabeled, and reuse
+    the fit's graph and kernel matrix (not its α, which saw the held-out labels): the held-out
+    predictions of cold fits with the fold's labels hidden, with no graph built again; a fit
+    with other graph parameters builds its own."""
     from ssl_svm import trust
-    from ssl_svm.solvers import graph, tvsvm
+    from ssl_svm.solvers import graph
     from ssl_svm.solvers.crossval import stratified_folds
     from ssl_svm.solvers.registry import ALGORITHMS
 
@@ -616,18 +615,16 @@ def test_graph_folds_hide_their_labels_and_reuse_the_fits_graph_and_kernel(name,
     for i in range(5):
         test = folds == i
         cold[test] = algo.fit(X, np.where(test, 0.0, y), cost, params).predict(X[test])
-    # where each builds its graph: lapsvm's graph.build, the TV family's whole system
-    module, attr = (graph, "build") if name in ("lapsvm", "laprls") else (tvsvm, "_system")
-    build = getattr(module, attr)
+    build = graph.build
     built = []
-    monkeypatch.setattr(module, attr, lambda *a, **k: built.append(1) or build(*a, **k))
+    monkeypatch.setattr(graph, "build", lambda *a, **k: built.append(1) or build(*a, **k))
     c = trust.compare(algo, X, y, cost, params, model=m)
     assert not built
     lab = y != 0
     assert c.accuracy == pytest.approx(100 * np.mean(cold[lab] == y[lab]))
     algo.fit(X, y, cost, {**params, "neighbors": 7}, warm=m.warm)
     assert built == [1]
-    monkeypatch.setattr(module, attr, build)
+    monkeypatch.setattr(graph, "build", build)
     assert trust.compare(algo, X, y, cost, params, model=m, share=0.5).sample == (150, 300)
 
 
