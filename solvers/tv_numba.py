@@ -148,6 +148,75 @@ def _can_fall(yt, bt, mu):
     return (yt > 0 and bt > 0) or (yt < 0 and bt < mu)
 
 
+@njit(cache=True, inline="always")
+def _argmax_first(a):
+    """(index, value) of the first maximum of a, as one scan with strict ``>`` from −∞ finds
+    it (−1 and −∞ when no entry exceeds −∞), in four interleaved lanes: a single scan waits
+    on each comparison before the next, the lanes do not (about 2.3x faster at 2,000
+    entries). Lane maxima combine by value, equal values to the smaller index, which is the
+    first scan's pick."""
+    n = a.size
+    m0 = m1 = m2 = m3 = -np.inf
+    i0 = i1 = i2 = i3 = -1
+    n4 = n - n % 4
+    for t in range(0, n4, 4):
+        x0 = a[t]
+        x1 = a[t + 1]
+        x2 = a[t + 2]
+        x3 = a[t + 3]
+        if x0 > m0:
+            m0 = x0
+            i0 = t
+        if x1 > m1:
+            m1 = x1
+            i1 = t + 1
+        if x2 > m2:
+            m2 = x2
+            i2 = t + 2
+        if x3 > m3:
+            m3 = x3
+            i3 = t + 3
+    for t in range(n4, n):  # past every lane's indices: strict keeps the lanes' ties
+        if a[t] > m0:
+            m0 = a[t]
+            i0 = t
+    m0, i0 = _larger(m0, i0, m1, i1)
+    m2, i2 = _larger(m2, i2, m3, i3)
+    m0, i0 = _larger(m0, i0, m2, i2)
+    return i0, m0
+
+
+@njit(cache=True, inline="always")
+def _larger(m0, i0, m1, i1):
+    """The larger of two lanes' (value, index), equal values to the smaller index (−1: the
+    lane found none)."""
+    if m1 > m0 or (m1 == m0 and i1 >= 0 and (i0 < 0 or i1 < i0)):
+        return m1, i1
+    return m0, i0
+
+
+@njit(cache=True, inline="always")
+def _min_lanes(a):
+    """min(a) (+∞ for none) in four interleaved lanes (see :func:`_argmax_first`)."""
+    n = a.size
+    m0 = m1 = m2 = m3 = np.inf
+    n4 = n - n % 4
+    for t in range(0, n4, 4):
+        x0 = a[t]
+        x1 = a[t + 1]
+        x2 = a[t + 2]
+        x3 = a[t + 3]
+        m0 = x0 if x0 < m0 else m0
+        m1 = x1 if x1 < m1 else m1
+        m2 = x2 if x2 < m2 else m2
+        m3 = x3 if x3 < m3 else m3
+    for t in range(n4, n):
+        m0 = a[t] if a[t] < m0 else m0
+    m0 = m1 if m1 < m0 else m0
+    m2 = m3 if m3 < m2 else m2
+    return m2 if m2 < m0 else m0
+
+
 @njit(cache=True)
 def svm_dual_smo(G, q, y, mu, beta, tol, max_iter):
     """min ½βᵀQβ − qᵀβ s.t. yᵀβ = 0, 0 ≤ β ≤ μ with Q_ij = y_i y_j G_ij (y = ±1, G symmetric
@@ -161,9 +230,11 @@ def svm_dual_smo(G, q, y, mu, beta, tol, max_iter):
 
     Each pass computes its per-entry values into an array without branches (compiled to
     vector instructions) and then scans that array for the first maximum, the pick of the
-    strict comparisons; the gradient's update pass also prepares the next selection's
-    values. The pairs and the arithmetic are those of one branching loop a pass; about 1.7x
-    faster on the shuttle sample's 2,000-row duals."""
+    strict comparisons (in interleaved lanes, :func:`_argmax_first`); the gradient's update
+    pass also prepares the next selection's values. The pairs and the arithmetic are those
+    of one branching loop a pass; about 2.2x faster on the shuttle sample's 2,000-row duals.
+    (Folding the scans into the passes that fill the arrays was slower: their arithmetic no
+    longer vectorised.)"""
     n = q.size
     grad = y * (G @ (y * beta)) - q
     diag = np.empty(n)
@@ -183,15 +254,8 @@ def svm_dual_smo(G, q, y, mu, beta, tol, max_iter):
         work[t] = v if up[t] else -np.inf
         work2[t] = v if low[t] else np.inf
     for it in range(max_iter):
-        i = -1
-        gmax = -np.inf
-        gmin = np.inf
-        for t in range(n):
-            if work[t] > gmax:
-                gmax = work[t]
-                i = t
-            if work2[t] < gmin:
-                gmin = work2[t]
+        i, gmax = _argmax_first(work)
+        gmin = _min_lanes(work2)
         viol = gmax - gmin
         if i < 0 or gmin == np.inf or viol <= tol:
             return it, viol
@@ -206,12 +270,7 @@ def svm_dual_smo(G, q, y, mu, beta, tol, max_iter):
             eta = di_ + diag[t] - 2.0 * Gi[t]
             g = b * b / (eta if eta > 1e-12 else 1e-12)
             work3[t] = g if (low[t] and b > 0.0) else -1.0
-        j = -1
-        best = -1.0
-        for t in range(n):
-            if work3[t] > best:
-                best = work3[t]
-                j = t
+        j, best = _argmax_first(work3)  # entries are −1 or ≥ 0; some is > 0 (gmax > gmin)
         # move β_i by +y_i·s and β_j by −y_j·s (keeps yᵀβ): the objective changes by
         # −s·b + ½s²·η with b = gmax + y_j∇_j
         b = gmax + y[j] * grad[j]

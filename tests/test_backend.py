@@ -268,6 +268,38 @@ def test_the_numpy_tv_kernels_equal_numbas():
         np.testing.assert_array_equal(b1, b2)
 
 
+def test_smos_lane_scans_pick_what_one_scan_picks():
+    """numba's SMO scans its arrays in interleaved lanes: the first maximum and the minimum
+    one strict scan finds, on lengths around the lanes' width with ties and infinities; and
+    SMO on duplicated rows (tied pairs at every step) takes numpy's pairs, to the bit."""
+    from ssl_svm.solvers import tv_numba, tvsvm
+
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        n = int(rng.integers(0, 23))
+        a = rng.integers(-2, 3, n).astype(float)
+        a[rng.random(n) < 0.3] = -np.inf
+        a[rng.random(n) < 0.1] = np.inf
+        i, m = -1, -np.inf
+        for t in range(n):
+            if a[t] > m:
+                i, m = t, a[t]
+        assert tv_numba._argmax_first(a) == (i, m), a
+        assert tv_numba._min_lanes(a) == (a.min() if n else np.inf), a
+    for n in (9, 13, 42):
+        A = rng.normal(size=(n // 3, 4))
+        X = np.repeat(A, 3, axis=0)[:n] if n % 3 == 0 else np.vstack([np.repeat(A, 3, axis=0),
+                                                                      A[: n % 3]])
+        G = X @ X.T + 0.1
+        y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+        q = np.ones(n)
+        b1, b2 = np.zeros(n), np.zeros(n)
+        r1 = tvsvm.svm_dual_smo(G, q, y, 1.0, b1, 1e-10, 100_000, numpy=True)
+        r2 = tvsvm.svm_dual_smo(G, q, y, 1.0, b2, 1e-10, 100_000)
+        assert r1 == r2
+        np.testing.assert_array_equal(b1, b2)
+
+
 def test_the_exact_hinge_step_is_smos_optimum():
     """TV-SVM's h-step dual (Q = I/r2) solved exactly over the knots of its multiplier: the
     optimum SMO reaches at a tight tolerance, never a worse objective, on random problems
