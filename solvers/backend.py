@@ -48,6 +48,13 @@ NUMPY_PATHS = {"svm": ("stored values", NUMPY_NNZ), "rls": ("stored values", NUM
                "lapsvm": ("rows", NUMPY_ROWS), "laprls": ("rows", NUMPY_ROWS),
                **{tv: ("rows", NUMPY_TV_ROWS) for tv in ("tvrls", "tvsvm", "cheeger-rls",
                                                           "cheeger-svm")}}
+# solvers whose fit is one dense step when every row is labeled, with none of the loops numba
+# compiles, and the rows up to which they then take numpy: Cheeger-RLS puts the labels back on
+# every row at each step, so its fit is the smoothing step of the labels (no start, no TV
+# step); the dense kernel and factor are the BLAS's on either backend, up to the exact form's
+# rows of lapsvm and laprls (the shuttle sample's 2,000 rows: 0.57-0.65 s against 1.01-1.07 s
+# on numba, the same model bytes). cheeger-svm's SMO and tvrls's iteration still run.
+ALL_LABELED_ROWS = {"cheeger-rls": NUMPY_ROWS}
 # solvers whose fit a command's check repeats in k folds, where the fit and its folds together
 # run slower on numpy than numba's start: da's annealing (the pcmac sample with its check,
 # even with the folds at the fit's λ: BENCHMARKS.md, small data); tsvm's are faster on numpy
@@ -84,9 +91,11 @@ def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> B
     ``options``: ``"backend"``, the one asked for (``auto``, ``numpy``, ``numba``, or a
     :class:`Backend`, returned as it is; numpy for what has no numpy path is a
     ``ValueError``); ``"checked_folds"``, the folds of the check a command will run after the fit
-    (0: none; :data:`CHECK_ON_NUMBA`); the solver's parameters ``"landmarks"`` and ``"knn"`` (the
-    landmark form and the approximate search run on numba). Whether numba already runs in the
-    process counts outside :func:`~ssl_svm.solvers.host.budget.history_free` only."""
+    (0: none; :data:`CHECK_ON_NUMBA`); ``"unlabeled"``, the fit's unlabeled rows (0:
+    :data:`ALL_LABELED_ROWS`; None: not known); the solver's parameters ``"landmarks"`` and
+    ``"knn"`` (the landmark form and the approximate search run on numba). Whether numba
+    already runs in the process counts outside
+    :func:`~ssl_svm.solvers.host.budget.history_free` only."""
     options = options or {}
     asked = options.get("backend") or "auto"
     if isinstance(asked, Backend):
@@ -110,8 +119,12 @@ def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> B
         return Backend(NUMPY, "asked for")
     unit, limit = path
     size = nnz if unit == "stored values" else rows
+    labeled = ""
+    if options.get("unlabeled") == 0 and algo in ALL_LABELED_ROWS:
+        limit = ALL_LABELED_ROWS[algo]
+        labeled = " (every row labeled: one smoothing step)"
     if size > limit:
-        return Backend(NUMBA, f"{size:,} {unit}, over {limit:,}")
+        return Backend(NUMBA, f"{size:,} {unit}, over {limit:,}{labeled}")
     from ssl_svm.solvers.host import budget
 
     if budget.numba_started_before():
@@ -119,4 +132,5 @@ def backend(algo: str, rows: int, nnz: int, options: Mapping | None = None) -> B
     folds = int(options.get("checked_folds") or 0)
     if folds and algo in CHECK_ON_NUMBA:
         return Backend(NUMBA, f"the fit and its check's {folds} folds outlast numba's start")
-    return Backend(NUMPY, f"{size:,} {unit}, at most {limit:,}: no compiler to start")
+    return Backend(NUMPY, f"{size:,} {unit}, at most {limit:,}{labeled}: no compiler to "
+                          "start")

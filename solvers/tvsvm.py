@@ -971,7 +971,7 @@ def _plan(name: str, X, y: np.ndarray, multi: bool, params: dict, max_memory,
                        if m else exact, max_memory)
     search, _ = graph.knn_search(params["knn"], X, max_memory)
     on = backends.backend(name, n, X.nnz, {"backend": backend, **params, "landmarks": m,
-                                           "knn": search})
+                                           "knn": search, "unlabeled": int(np.sum(y == 0))})
     return _Plan(m, search, on.numpy, not (multi and name == "tvrls"))
 
 

@@ -41,6 +41,16 @@ def test_the_decision_from_size_solver_and_options():
             assert be.name == "numba" and "1,001 rows, over 1,000" in be.reason
             be = backends.backend(name, 10, 10, {"landmarks": 5})
             assert be.name == "numba" and "landmark form runs on numba" in be.reason
+        # every row labeled: cheeger-rls's fit is one smoothing step, numpy up to the exact
+        # form's rows; the other three still iterate or run SMO
+        be = backends.backend("cheeger-rls", 3000, 10, {"unlabeled": 0})
+        assert be.numpy and "every row labeled" in be.reason
+        be = backends.backend("cheeger-rls", 3001, 10, {"unlabeled": 0})
+        assert be.name == "numba" and "3,001 rows, over 3,000 (every row labeled" in be.reason
+        assert not backends.backend("cheeger-rls", 1001, 10, {"unlabeled": 1}).numpy
+        assert not backends.backend("cheeger-rls", 1001, 10, {"unlabeled": None}).numpy
+        for name in ("tvrls", "tvsvm", "cheeger-svm"):
+            assert not backends.backend(name, 1001, 10, {"unlabeled": 0}).numpy
         be = backends.backend("usmo", 10, 10)
         assert be.name == "numba" and "no numpy path" in be.reason
         with pytest.raises(ValueError, match="no numpy path"):
@@ -88,6 +98,19 @@ def test_the_command_prints_its_backend_with_the_parameters(tmp):
     r = ssl_train("-a", "tvrls", SAMPLES / "pcmac.train", tmp / "m")
     line = next(x for x in r.stderr.splitlines() if x.startswith("tvrls: kernel="))
     assert line.endswith("backend=numpy (500 rows, at most 1,000: no compiler to start)"), line
+    # the fully labeled shuttle sample: cheeger-rls's one smoothing step on numpy, as the
+    # library's fit decides (no numba started by either)
+    r = run("ssl-train", "-a", "cheeger-rls", SAMPLES / "shuttle.train", tmp / "m")
+    line = next(x for x in r.stderr.splitlines() if x.startswith("cheeger-rls: kernel="))
+    assert line.endswith("backend=numpy (2,000 rows, at most 3,000 (every row labeled: one "
+                         "smoothing step): no compiler to start)"), line
+    code = ("import sys, numpy as np; from ssl_svm.formats.svmlight import read_dataset; "
+            "from ssl_svm.solvers.registry import ALGORITHMS; "
+            f"d = read_dataset({str(SAMPLES / 'shuttle.train')!r}); "
+            "a = ALGORITHMS['cheeger-rls']; a.fit(d.X, d.y, np.ones(d.y.size), a.defaults()); "
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr[-2000:]
     r = ssl_train("-a", "usmo", "--negatives-as-unlabeled", SAMPLES / "pcmac.train", tmp / "m")
     line = next(x for x in r.stderr.splitlines() if x.startswith("usmo: "))
     assert line.endswith("backend=numba (usmo has no numpy path)"), line
