@@ -293,3 +293,14 @@ def svm_dual_smo(G, q, y, mu, beta, tol, max_iter):
             work[t] = v if up[t] else -np.inf
             work2[t] = v if low[t] else np.inf
     return max_iter, viol
+
+
+@njit(cache=True, parallel=True)
+def svm_dual_smo_classes(G, Q, Y, mu, B, tol, max_iter, stats):
+    """:func:`svm_dual_smo` of each class k (rows Q[k], Y[k], B[k]) over the classes' shared
+    G, the classes on numba's threads: the duals are independent, so each β is that of one
+    call after another, to the bit. stats[k] = (iterations, final violation)."""
+    for k in prange(Q.shape[0]):
+        it, viol = svm_dual_smo(G, Q[k], Y[k], mu, B[k], tol, max_iter)
+        stats[k, 0] = it
+        stats[k, 1] = viol

@@ -328,6 +328,27 @@ class _SVMStep:
         return e0 + self.base.GL @ yb, alpha0 + self.base.AinvL @ yb
 
 
+def correct_classes(steps: list, E0: np.ndarray, A0: np.ndarray) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
+    """:meth:`_SVMStep.correct` of every class k (``steps`` sharing one :class:`_SVMBase` and
+    μ) from column k of the RLS step (E0, A0): the classes' duals solved together
+    (:func:`svm_dual_smo_classes`, on numba's threads), the same bits as one class after
+    another."""
+    base = steps[0].base
+    Q = np.stack([1.0 - s.yL * E0[s.L, k] for k, s in enumerate(steps)])
+    Y = np.stack([s.yL for s in steps])
+    B = np.stack([s.beta for s in steps])
+    svm_dual_smo_classes(base.GLL, Q, Y, steps[0].mu, B, 1e-10, 100_000, base.st.numpy)
+    E = np.empty_like(E0)
+    A = np.empty_like(A0)
+    for k, s in enumerate(steps):
+        s.beta = B[k]
+        yb = s.yL * s.beta
+        E[:, k] = E0[:, k] + base.GL @ yb
+        A[:, k] = A0[:, k] + base.AinvL @ yb
+    return E, A
+
+
 def _labels_start(yl: np.ndarray, seed: int) -> np.ndarray:
     """Labels on the labeled rows, tiny seeded noise elsewhere, normalised."""
     rng = np.random.default_rng(seed)
@@ -610,9 +631,7 @@ def tv_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, loss: str = "rls"
             F = st.kmul(A)
         else:
             F0, A0 = st.rls(G - Lm / r)  # all classes in one blocked solve
-            F = np.empty((n, c))
-            for k in range(c):
-                F[:, k], A[:, k] = steps[k].correct(F0[:, k], A0[:, k])
+            F, A = correct_classes(steps, F0, A0)
         Gh = np.empty((n, c))
         tv_it = 0
         results = tv.tv_prox_columns(st.edges, F + Lm / r, gamma, r, G0=gb, P0=ps,
@@ -819,8 +838,7 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
         # SVM correction per class
         E, A = st.rls(V)
         if step == "svm":
-            for k in range(k_cls):
-                E[:, k], A[:, k] = steps[k].correct(E[:, k], A[:, k])
+            E, A = correct_classes(steps, E, A)
         return E, A
     scale = class_scale(Y, lab, "n")
     if labels_fix_f(lab):
@@ -930,6 +948,22 @@ def svm_dual_smo(G, q, y, mu, beta, tol, max_iter, numpy: bool = False):
         beta[j] += -y[j] * s
         grad += y * (G[i] * s - G[j] * s)
     return max_iter, float(viol)
+
+
+def svm_dual_smo_classes(G, Q, Y, mu, B, tol, max_iter, numpy: bool = False) -> list:
+    """:func:`svm_dual_smo` of each class k (rows Q[k], Y[k], B[k], B updated in place) over
+    the classes' shared G: on numba's threads
+    (:func:`ssl_svm.solvers.tv_numba.svm_dual_smo_classes`), or with ``numpy`` one after
+    another; the duals are independent, so the same β either way. Returns each class's
+    (iterations, final violation)."""
+    if numpy:
+        return [svm_dual_smo(G, Q[k], Y[k], mu, B[k], tol, max_iter, numpy=True)
+                for k in range(Q.shape[0])]
+    from ssl_svm.solvers import tv_numba
+
+    stats = np.zeros((Q.shape[0], 2))
+    tv_numba.svm_dual_smo_classes(G, Q, Y, mu, B, tol, max_iter, stats)
+    return [(int(it), float(v)) for it, v in stats]
 
 
 # --------------------------------------------------------------------------- ssl-train

@@ -323,6 +323,38 @@ def test_smos_lane_scans_pick_what_one_scan_picks():
         np.testing.assert_array_equal(b1, b2)
 
 
+def test_the_classes_duals_together_equal_one_after_another():
+    """The SVM step's duals of several classes over one G, solved together on numba's threads
+    or one after another on numpy: each class's β that of its own call, to the bit, whatever
+    the threads."""
+    import numba
+
+    from ssl_svm.solvers import tvsvm
+
+    rng = np.random.default_rng(5)
+    n, c = 80, 5
+    A = rng.normal(size=(n, 6))
+    G = A @ A.T / 6 + 0.01 * np.eye(n)
+    Y = np.where(rng.random((c, n)) < 0.3, 1.0, -1.0)
+    Q = rng.normal(size=(c, n)) + 1.0
+    alone = np.zeros((c, n))
+    runs = [tvsvm.svm_dual_smo(G, Q[k], Y[k], 5.0, alone[k], 1e-10, 100_000)
+            for k in range(c)]
+    for threads in (1, 2):
+        together = np.zeros((c, n))
+        old = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            stats = tvsvm.svm_dual_smo_classes(G, Q, Y, 5.0, together, 1e-10, 100_000)
+        finally:
+            numba.set_num_threads(old)
+        np.testing.assert_array_equal(together, alone)
+        assert [it for it, _ in stats] == [it for it, _ in runs]
+    on_numpy = np.zeros((c, n))
+    tvsvm.svm_dual_smo_classes(G, Q, Y, 5.0, on_numpy, 1e-10, 100_000, numpy=True)
+    np.testing.assert_array_equal(on_numpy, alone)
+
+
 def test_the_exact_hinge_step_is_smos_optimum():
     """TV-SVM's h-step dual (Q = I/r2) solved exactly over the knots of its multiplier: the
     optimum SMO reaches at a tight tolerance, never a worse objective, on random problems
