@@ -323,6 +323,31 @@ def test_smos_lane_scans_pick_what_one_scan_picks():
         np.testing.assert_array_equal(b1, b2)
 
 
+def test_the_tv_steps_transpose_sums_as_one_loop_does():
+    """numba's Dᵀp sums each row's run of edges in a register: on a graph's edges (i < j,
+    sorted by i) the one edge loop's sums to the bit; on edges in any order, Dᵀp still."""
+    import scipy.sparse as sp
+
+    from ssl_svm.solvers import tv, tv_numba
+
+    rng = np.random.default_rng(7)
+    for n in (2, 9, 300):
+        W = sp.random(n, n, density=min(1.0, 8 / n), random_state=int(n))
+        edges = tv.Edges.from_adjacency(sp.triu(W, 1) + sp.triu(W, 1).T)
+        p = rng.normal(size=edges.m)
+        loop = np.zeros(n)
+        for e in range(edges.m):
+            v = edges.c[e] * p[e]
+            loop[edges.i[e]] += v
+            loop[edges.j[e]] -= v
+        out = np.empty(n)
+        tv_numba.apply_Dt(edges.i, edges.j, edges.c, p, out)
+        np.testing.assert_array_equal(out, loop)
+        order = rng.permutation(edges.m)
+        tv_numba.apply_Dt(edges.j[order], edges.i[order], -edges.c[order], p[order], out)
+        np.testing.assert_allclose(out, loop, rtol=1e-12, atol=1e-12)
+
+
 def test_the_classes_duals_together_equal_one_after_another():
     """The SVM step's duals of several classes over one G, solved together on numba's threads
     or one after another on numpy: each class's β that of its own call, to the bit, whatever
