@@ -214,15 +214,11 @@ def _min_lanes(a):
     n = a.size
     m0 = m1 = m2 = m3 = np.inf
     n4 = n - n % 4
-    for t in range(0, n4, 4):
-        x0 = a[t]
-        x1 = a[t + 1]
-        x2 = a[t + 2]
-        x3 = a[t + 3]
-        m0 = x0 if x0 < m0 else m0
-        m1 = x1 if x1 < m1 else m1
-        m2 = x2 if x2 < m2 else m2
-        m3 = x3 if x3 < m3 else m3
+    for t in range(0, n4, 4):  # strict <, as the one scan: the first of equal values
+        m0 = a[t] if a[t] < m0 else m0
+        m1 = a[t + 1] if a[t + 1] < m1 else m1
+        m2 = a[t + 2] if a[t + 2] < m2 else m2
+        m3 = a[t + 3] if a[t + 3] < m3 else m3
     for t in range(n4, n):
         m0 = a[t] if a[t] < m0 else m0
     m0 = m1 if m1 < m0 else m0

@@ -252,6 +252,17 @@ def test_both_backends_give_the_same_tv_fit(name):
         np.testing.assert_allclose(a.train_values, b.train_values, rtol=1e-6, atol=1e-8)
 
 
+def _smo_on_both(G, q, y, mu):
+    """SMO from β = 0 on numpy and on numba: the same steps, iterations and β to the bit."""
+    from ssl_svm.solvers import tvsvm
+
+    b1, b2 = np.zeros(q.size), np.zeros(q.size)
+    r1 = tvsvm.svm_dual_smo(G, q, y, mu, b1, 1e-10, 100_000, numpy=True)
+    r2 = tvsvm.svm_dual_smo(G, q, y, mu, b2, 1e-10, 100_000)
+    assert r1 == r2
+    np.testing.assert_array_equal(b1, b2)
+
+
 def test_the_numpy_tv_kernels_equal_numbas():
     """The prox (the same iterations and result to rounding), the simplex projection and SMO
     (the same pairs: the same β to the last bit) on both backends."""
@@ -282,20 +293,14 @@ def test_the_numpy_tv_kernels_equal_numbas():
         A = rng.normal(size=(n, n))
         Q = A @ A.T / n
         Q = 0.5 * (Q + Q.T)
-        y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
-        q = rng.normal(size=n)
-        b1, b2 = np.zeros(n), np.zeros(n)
-        r1 = tvsvm.svm_dual_smo(Q, q, y, 2.0, b1, 1e-10, 100_000, numpy=True)
-        r2 = tvsvm.svm_dual_smo(Q, q, y, 2.0, b2, 1e-10, 100_000)
-        assert r1 == r2
-        np.testing.assert_array_equal(b1, b2)
+        _smo_on_both(Q, rng.normal(size=n), np.where(rng.random(n) < 0.4, 1.0, -1.0), 2.0)
 
 
 def test_smos_lane_scans_pick_what_one_scan_picks():
     """numba's SMO scans its arrays in interleaved lanes: the first maximum and the minimum
     one strict scan finds, on lengths around the lanes' width with ties and infinities; and
     SMO on duplicated rows (tied pairs at every step) takes numpy's pairs, to the bit."""
-    from ssl_svm.solvers import tv_numba, tvsvm
+    from ssl_svm.solvers import tv_numba
 
     rng = np.random.default_rng(3)
     for _ in range(3000):
@@ -313,14 +318,7 @@ def test_smos_lane_scans_pick_what_one_scan_picks():
         A = rng.normal(size=(n // 3, 4))
         X = np.repeat(A, 3, axis=0)[:n] if n % 3 == 0 else np.vstack([np.repeat(A, 3, axis=0),
                                                                       A[: n % 3]])
-        G = X @ X.T + 0.1
-        y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-        q = np.ones(n)
-        b1, b2 = np.zeros(n), np.zeros(n)
-        r1 = tvsvm.svm_dual_smo(G, q, y, 1.0, b1, 1e-10, 100_000, numpy=True)
-        r2 = tvsvm.svm_dual_smo(G, q, y, 1.0, b2, 1e-10, 100_000)
-        assert r1 == r2
-        np.testing.assert_array_equal(b1, b2)
+        _smo_on_both(X @ X.T + 0.1, np.ones(n), np.where(np.arange(n) % 2 == 0, 1.0, -1.0), 1.0)
 
 
 def test_the_tv_steps_transpose_sums_as_one_loop_does():
