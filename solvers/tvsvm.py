@@ -835,7 +835,7 @@ def cheeger_multiclass(st: TVSetup, Y: np.ndarray, lab: np.ndarray, step: str = 
 
     def smooth(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # every class in one blocked RLS solve (one pass over the factor, not c), then the
-        # SVM correction per class
+        # classes' SVM corrections, their duals together
         E, A = st.rls(V)
         if step == "svm":
             E, A = correct_classes(steps, E, A)
