@@ -321,11 +321,23 @@ class _SVMStep:
     def correct(self, e0: np.ndarray, alpha0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The SVM step from the RLS step (e0, α0) of the same g (lets several classes share
         one blocked RLS solve)."""
-        q = 1.0 - self.yL * e0[self.L]
-        svm_dual_smo(self.base.GLL, q, self.yL, self.mu, self.beta, 1e-10, 100_000,
-                     self.st.numpy)
+        svm_dual_smo(self.base.GLL, self.dual_q(e0), self.yL, self.mu, self.beta, SMO_TOL,
+                     SMO_STEPS, self.st.numpy)
+        return self.add_dual(e0, alpha0)
+
+    def dual_q(self, e0: np.ndarray) -> np.ndarray:
+        """The dual's linear term q = 1 − y_L e0_L for the RLS step's e0."""
+        return 1.0 - self.yL * e0[self.L]
+
+    def add_dual(self, e0: np.ndarray, alpha0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(e, α) of the RLS step (e0, α0) corrected by the current β."""
         yb = self.yL * self.beta
         return e0 + self.base.GL @ yb, alpha0 + self.base.AinvL @ yb
+
+
+# the SVM step's SMO: its maximal violation at the stop, and its pair steps at most
+SMO_TOL = 1e-10
+SMO_STEPS = 100_000
 
 
 def correct_classes(steps: list, E0: np.ndarray, A0: np.ndarray) -> tuple[np.ndarray,
@@ -335,17 +347,15 @@ def correct_classes(steps: list, E0: np.ndarray, A0: np.ndarray) -> tuple[np.nda
     (:func:`svm_dual_smo_classes`, on numba's threads), the same bits as one class after
     another."""
     base = steps[0].base
-    Q = np.stack([1.0 - s.yL * E0[s.L, k] for k, s in enumerate(steps)])
+    Q = np.stack([s.dual_q(E0[:, k]) for k, s in enumerate(steps)])
     Y = np.stack([s.yL for s in steps])
     B = np.stack([s.beta for s in steps])
-    svm_dual_smo_classes(base.GLL, Q, Y, steps[0].mu, B, 1e-10, 100_000, base.st.numpy)
+    svm_dual_smo_classes(base.GLL, Q, Y, steps[0].mu, B, SMO_TOL, SMO_STEPS, base.st.numpy)
     E = np.empty_like(E0)
     A = np.empty_like(A0)
     for k, s in enumerate(steps):
         s.beta = B[k]
-        yb = s.yL * s.beta
-        E[:, k] = E0[:, k] + base.GL @ yb
-        A[:, k] = A0[:, k] + base.AinvL @ yb
+        E[:, k], A[:, k] = s.add_dual(E0[:, k], A0[:, k])
     return E, A
 
 

@@ -120,13 +120,11 @@ def command_backend(algo, data, params: dict, run: dict, check: str):
 
     folds = trust.folds_for(data.y) if trust.may_check(algo, data.y, check) else 0
     rows, nnz = data.X.shape[0], data.X.nnz
-    unlabeled = int((data.y == 0).sum())
-    be = backends.backend(algo.name, rows, nnz, {**params, "checked_folds": folds,
-                                                 "unlabeled": unlabeled})
+    options = {**params, "unlabeled": int((data.y == 0).sum())}
+    be = backends.backend(algo.name, rows, nnz, {**options, "checked_folds": folds})
     if "backend" in algo.run_options:
         run["backend"] = be
-        if not be.numpy and backends.backend(algo.name, rows, nnz,
-                                             {**params, "unlabeled": unlabeled}).numpy:
+        if not be.numpy and backends.backend(algo.name, rows, nnz, options).numpy:
             budget.numpy_start_over()
     return be
 
