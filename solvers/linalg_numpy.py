@@ -14,6 +14,8 @@ another order).
 This module imports no numba; :mod:`solvers.linalg` takes the shared constants from here.
 """
 
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -86,7 +88,12 @@ def _xt(XT, z, bias, out):
 
 def outputs(indptr, indices, data, bias, w, rows, o):
     """o[i] = x_i·w[:d] + bias·w[d] for every i in rows."""
-    if rows.size:
+    if not rows.size:
+        return
+    held = _held(indptr, indices, data, w.size - 1)
+    if held is not None and _most(rows, held):
+        o[rows] = held.times(indptr, indices, data, w[:-1])[rows] + bias * w[-1]
+    else:
         o[rows] = _rows(_matrix(indptr, indices, data, w.size), rows) @ w[:-1] + bias * w[-1]
 
 
@@ -99,6 +106,116 @@ def dot(a, b) -> float:
 def _all_rows(J, m) -> bool:
     """Whether J is 0, 1, ..., m - 1 (every row, in order)."""
     return J.size == m and (m == 0 or (J[0] == 0 and J[-1] == m - 1))
+
+
+# the matrices whose products :class:`Held` keeps parts for: at most this many stored values
+# (the numpy path's sizes; its copies then cost a few MB while the fit runs)
+HELD_VALUES = 1 << 21
+
+
+class Held:
+    """What the routines derive from one CSR matrix X (m rows, d columns), each part built the
+    first time it is wanted: Xᵀ as CSR, |X| and |X|ᵀ, the dense copy (while it has at most
+    :data:`DENSE_GRAM_VALUES` values). With them a product over most of the rows J is taken
+    over every row (X w, then the rows J; Xᵀ z with z = 0 off J) instead of on a copy of the
+    rows J: scipy's row selection and matrix set-up cost more than the product on a few
+    hundred rows (usps49-10's tsvm: about half of its time on numpy). Each row's sum, and each
+    column's sum over the rows in order, is the one taken on the rows J (the other rows add
+    zeros), so the bytes are the same. Holds copies, never the caller's arrays, and is dropped
+    with them (:func:`_held`)."""
+
+    def __init__(self, indptr, indices, data, d: int):
+        self.refs = (weakref.ref(indptr), weakref.ref(indices), weakref.ref(data, _drop))
+        self.m, self.d = indptr.size - 1, d
+        self.direct = (_csr_matvec is not None and data.dtype == np.float64
+                       and indices.dtype == indptr.dtype)
+        self._t = self._abs = self._abs_t = self._dense = None
+        self.counts = np.diff(indptr)
+
+    def holds(self, indptr, indices, data, d: int) -> bool:
+        return (self.d == d and self.m == indptr.size - 1
+                and all(r() is a for r, a in zip(self.refs, (indptr, indices, data))))
+
+    def _rows_product(self, indptr, indices, data, x):
+        if not (self.direct and x.dtype == np.float64 and x.flags.c_contiguous):
+            return _matrix(indptr, indices, data, self.d + 1) @ x
+        out = np.zeros(self.m)
+        _csr_matvec(self.m, self.d, indptr, indices, data, x, out)
+        return out
+
+    def times(self, indptr, indices, data, x):
+        """X x (the caller's arrays: the ones this holds parts of)."""
+        return self._rows_product(indptr, indices, data, x)
+
+    def abs_times(self, indptr, indices, data, x):
+        """|X| x."""
+        if self._abs is None:
+            self._abs = np.abs(data)
+        return self._rows_product(indptr, indices, self._abs, x)
+
+    def _transpose(self, indptr, indices, data):
+        if self._t is None:
+            self._t = _matrix(indptr, indices, data, self.d + 1).T.tocsr()
+        return self._t
+
+    def times_t(self, indptr, indices, data, z):
+        """Xᵀ z."""
+        return Product(self._transpose(indptr, indices, data))(z)
+
+    def abs_times_t(self, indptr, indices, data, z):
+        """|X|ᵀ z."""
+        if self._abs_t is None:
+            t = self._transpose(indptr, indices, data)
+            self._abs_t = sp.csr_matrix((np.abs(t.data), t.indices, t.indptr), shape=t.shape,
+                                        copy=False)
+        return Product(self._abs_t)(z)
+
+    def dense(self, indptr, indices, data):
+        """X as a dense array, or None when it would hold over DENSE_GRAM_VALUES values."""
+        if self._dense is None and self.m * self.d <= DENSE_GRAM_VALUES:
+            self._dense = _matrix(indptr, indices, data, self.d + 1).toarray()
+        return self._dense
+
+
+_HELD: Held | None = None
+
+
+def _drop(_ref) -> None:
+    """Forget the held parts once the matrix they came from is gone (weakref callback)."""
+    global _HELD
+    h = _HELD
+    if h is not None and h.refs[2] is _ref:
+        _HELD = None
+
+
+def _held(indptr, indices, data, d: int) -> Held | None:
+    """The :class:`Held` parts of the CSR matrix of these arrays with d columns (the last one
+    asked for is kept), or None when it stores over :data:`HELD_VALUES` values."""
+    global _HELD
+    if data.size > HELD_VALUES:
+        return None
+    h = _HELD
+    if h is None or not h.holds(indptr, indices, data, d):
+        h = _HELD = Held(indptr, indices, data, d)
+    return h
+
+
+def _most(rows, held: Held) -> bool:
+    """Whether products over ``rows`` (ascending, as the active sets are) are taken over every
+    row: a third of them or more."""
+    return 3 * rows.size >= held.m and _ascending(rows)
+
+
+def _ascending(rows) -> bool:
+    """Whether ``rows`` rise strictly: a sum over them in their order is one in row order."""
+    return rows.size < 2 or bool(np.all(rows[1:] > rows[:-1]))
+
+
+def _scatter(values, rows, m: int):
+    """The m-long vector with ``values`` at ``rows`` and zeros elsewhere."""
+    z = np.zeros(m)
+    z[rows] = values
+    return z
 
 
 class Operators:
@@ -268,22 +385,36 @@ def gradient_norms(indptr, indices, data, bias, Y, C, J, lam, w, o, eps):
     gradient of the objective with active rows J and f its rounding floor (0 when
     ``||g|| <= eps·||z||``)."""
     n = w.size
-    XJ = _rows(_matrix(indptr, indices, data, n), J)
+    held = _held(indptr, indices, data, n - 1)
+    if held is None or not _most(J, held):
+        held = None
+        XJ = _rows(_matrix(indptr, indices, data, n), J)
     CJ = C[J]
     z = CJ * (Y[J] - o[J])
     zz = float(z @ z)
     g = np.empty(n)
-    _xt(XJ.T, z, bias, g)
+    if held is None:
+        _xt(XJ.T, z, bias, g)
+    else:
+        g[:-1] = held.times_t(indptr, indices, data, _scatter(z, J, held.m))
+        g[-1] = bias * z.sum()
     g -= lam * w
     gg = float(g @ g)
     if gg <= eps * eps * zz:
         return gg, zz, 0.0
-    A = abs(XJ)
     sq = np.sqrt(J.size + 1.0)
-    a = abs(bias * w[-1]) + abs(Y[J]) + A @ abs(w[:-1])
-    ea = CJ * a * ROUNDING * np.sqrt(np.diff(XJ.indptr) + 2.0)
     e = np.empty(n)
-    e[:-1] = A.T @ (ea + abs(z) * ROUNDING * sq)
+    if held is None:
+        A = abs(XJ)
+        a = abs(bias * w[-1]) + abs(Y[J]) + A @ abs(w[:-1])
+        ea = CJ * a * ROUNDING * np.sqrt(np.diff(XJ.indptr) + 2.0)
+        e[:-1] = A.T @ (ea + abs(z) * ROUNDING * sq)
+    else:
+        a = (abs(bias * w[-1]) + abs(Y[J])
+             + held.abs_times(indptr, indices, data, abs(w[:-1]))[J])
+        ea = CJ * a * ROUNDING * np.sqrt(held.counts[J] + 2.0)
+        e[:-1] = held.abs_times_t(indptr, indices, data,
+                                  _scatter(ea + abs(z) * ROUNDING * sq, J, held.m))
     e[-1] = abs(bias) * (ea.sum() + ROUNDING * sq * np.sqrt(zz * J.size))
     f = e + ROUNDING * lam * abs(w)
     return gg, zz, float(f @ f)
@@ -352,13 +483,14 @@ def _dense_gram(indptr, rows, n_cols) -> bool:
             and rows.size * n_cols * n_cols <= DENSE_GRAM_RATIO * float(m @ m))
 
 
-def _weighted_gram(indptr, XR, rows, w, costs: bool):
+def _weighted_gram(indptr, XR, rows, w, costs: bool, dense=None):
     """XRᵀ diag(w) XR for XR the rows ``rows`` of the CSR matrix of ``indptr``: by the BLAS on
     their dense copy where :func:`_dense_gram` (``costs``, w ≥ 0: SᵀS with S = √w·XR, its
-    symmetric rank-k update), else by scipy's sparse product."""
-    if not _dense_gram(indptr, rows, XR.shape[1]):
+    symmetric rank-k update), else by scipy's sparse product. ``dense``: that copy, already
+    made (XR is then not read)."""
+    if dense is None and not _dense_gram(indptr, rows, XR.shape[1]):
         return (XR.T @ XR.multiply(w[:, None]).tocsr()).toarray()
-    D = XR.toarray()
+    D = XR.toarray() if dense is None else dense
     if not costs:
         return D.T @ (D * w[:, None])
     D *= np.sqrt(w)[:, None]
@@ -373,6 +505,18 @@ def gram_add(indptr, indices, data, bias, rows, w, wy, lo_t, hi_t, H, b):
     R = rows[lo_t:hi_t]
     wt = w[lo_t:hi_t]
     wyt = wy[lo_t:hi_t]
+    held = _held(indptr, indices, data, n - 1)
+    D = (held.dense(indptr, indices, data) if held is not None and _ascending(R)
+         and _dense_gram(indptr, R, n - 1) else None)
+    if D is not None:  # as below, without a copy of the rows R in scipy's form
+        H[:-1, :-1] += _weighted_gram(indptr, None, R, wt, costs=False, dense=D[R])
+        col = bias * held.times_t(indptr, indices, data, _scatter(wt, R, held.m))
+        H[-1, :-1] += col
+        H[:-1, -1] += col
+        H[-1, -1] += bias * bias * wt.sum()
+        b[:-1] += held.times_t(indptr, indices, data, _scatter(wyt, R, held.m))
+        b[-1] += bias * wyt.sum()
+        return
     XR = _matrix(indptr, indices, data, n)[R]
     H[:-1, :-1] += _weighted_gram(indptr, XR, R, wt, costs=False)  # differences: any sign
     col = bias * (XR.T @ wt)
@@ -388,17 +532,27 @@ def gram_system(indptr, indices, data, bias, Y, C, J, lam, n_cols):
     X̃_Jᵀ C_J Y_J`` for n_cols + 1 unknowns (the bias last); X_Jᵀ C_J X_J by the BLAS on
     dense rows where they are dense enough (C ≥ 0: the costs)."""
     n = n_cols + 1
-    XJ = _rows(_matrix(indptr, indices, data, n), J)
     CJ = C[J]
     H = np.empty((n, n))
-    H[:-1, :-1] = _weighted_gram(indptr, XJ, J, CJ, costs=True)
-    col = XJ.T @ CJ
+    held = _held(indptr, indices, data, n_cols)
+    D = (held.dense(indptr, indices, data) if held is not None and _ascending(J)
+         and _dense_gram(indptr, J, n_cols) else None)
+    if D is not None:  # the rows' dense copy: the values XJ.toarray() gives
+        H[:-1, :-1] = _weighted_gram(indptr, None, J, CJ, costs=True, dense=D[J])
+        col = held.times_t(indptr, indices, data, _scatter(CJ, J, held.m))
+        b = np.empty(n)
+        b[:-1] = held.times_t(indptr, indices, data, _scatter(CJ * Y[J], J, held.m))
+        b[-1] = bias * (CJ * Y[J]).sum()
+    else:
+        XJ = _rows(_matrix(indptr, indices, data, n), J)
+        H[:-1, :-1] = _weighted_gram(indptr, XJ, J, CJ, costs=True)
+        col = XJ.T @ CJ
+        b = np.empty(n)
+        _xt(XJ.T.tocsr(), CJ * Y[J], bias, b)
     H[-1, :-1] = bias * col
     H[:-1, -1] = bias * col
     H[-1, -1] = bias * bias * CJ.sum()
     H[np.diag_indices(n)] += lam
-    b = np.empty(n)
-    _xt(XJ.T.tocsr(), CJ * Y[J], bias, b)
     return H, b
 
 

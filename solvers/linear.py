@@ -61,7 +61,9 @@ class GramCache:
         self.key = None
 
     def system(self, la, indptr, indices, data, bias, Y, C, J, lam, n_cols):
-        """(H, b) as :func:`solvers.linalg.gram_system` gives them, by update when it pays."""
+        """(H, b) as :func:`solvers.linalg.gram_system` gives them, by update when it pays;
+        only H's lower triangle is meant (:func:`solvers.linalg_numpy.solve_spd` reads no
+        other)."""
         m = indptr.size - 1
         w = np.zeros(m)
         w[J] = C[J]
@@ -85,9 +87,8 @@ class GramCache:
             self.key = (indptr, indices, data, bias, n_cols)
             self.updates = 0
         self.w, self.wy = w, wy
-        H = np.tril(self.H)
-        H += np.tril(self.H, -1).T
-        H[np.diag_indices_from(H)] += lam
+        H = self.H.copy()  # its lower triangle is the system's: the factor reads no other
+        H.flat[:: H.shape[0] + 1] += lam
         return H, self.b.copy()
 
 

@@ -393,6 +393,62 @@ def test_numpy_routines_equal_the_numba_ones(seed, m, d, bias, lam):
             la.margins_agree_virtual(Yv, phys, o, ref[5], eps)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_held_products_give_the_bytes_of_the_rows_copy(monkeypatch, seed):
+    """The numpy routines' products over most of the rows taken on every row with the held
+    parts (:class:`solvers.linalg_numpy.Held`: Xᵀ, |X|, the dense copy) give the bytes they
+    give on a copy of the rows: outputs, gradient norms, the Newton system and its update, on
+    dense and sparse rows, for every row, most rows, a few and rows out of order."""
+    rng = np.random.default_rng(seed)
+    m, d = int(rng.integers(30, 300)), int(rng.integers(2, 40))
+    X, Y, C = random_problem(seed, m, d, density=0.6 if seed % 2 else 0.05)
+    a = (X.indptr, X.indices, X.data, 2.0)
+    w = rng.normal(size=d + 1)
+    o0 = rng.normal(size=m)
+    subsets = [np.arange(m), np.sort(rng.choice(m, 2 * m // 3, replace=False)),
+               np.sort(rng.choice(m, m // 5, replace=False)), rng.permutation(m)[: m // 2]]
+
+    def run():
+        out = []
+        for rows in subsets:
+            rows = rows.astype(np.int64)
+            o = o0.copy()
+            linalg_numpy.outputs(*a, w, rows, o)
+            out.append(o)
+            out.append(np.array(linalg_numpy.gradient_norms(*a, Y, C, rows, 0.3, w, o, 0.0)))
+            H, b = linalg_numpy.gram_system(*a, Y, C, rows, 0.3, d)
+            out += [np.tril(H), b]
+            dw = rng_w.normal(size=rows.size)
+            linalg_numpy.gram_add(*a, rows, dw, dw * 0.5, 0, rows.size, H, b)
+            out += [np.tril(H), b]
+        return out
+
+    rng_w = np.random.default_rng(seed + 1)
+    held = run()
+    assert linalg_numpy._HELD is not None and linalg_numpy._HELD.holds(*a[:3], d)
+    monkeypatch.setattr(linalg_numpy, "HELD_VALUES", -1)  # every product on the rows' copy
+    rng_w = np.random.default_rng(seed + 1)
+    for mine, ref in zip(held, run(), strict=True):
+        np.testing.assert_array_equal(mine, ref)
+
+
+def test_the_held_parts_go_with_their_matrix():
+    """The held parts are dropped with the matrix they came from, and a matrix with other
+    arrays gets parts of its own."""
+    import gc
+
+    X, Y, C = random_problem(0, 50, 5)
+    w = np.ones(6)
+    o = np.zeros(50)
+    linalg_numpy.outputs(X.indptr, X.indices, X.data, 1.0, w, np.arange(50), o)
+    assert linalg_numpy._HELD.holds(X.indptr, X.indices, X.data, 5)
+    Z = X.copy()
+    assert not linalg_numpy._HELD.holds(Z.indptr, Z.indices, Z.data, 5)
+    del X
+    gc.collect()
+    assert linalg_numpy._HELD is None
+
+
 @pytest.mark.parametrize("forcing", [0.0, linear.SVM_FORCING])
 def test_a_fit_moves_to_numba_after_its_numpy_work_budget(monkeypatch, caplog, forcing):
     """A fit that begins on numpy and outgrows NUMPY_WORK continues on numba from where it
@@ -555,8 +611,12 @@ def test_gram_system_and_exact_solve():
                                     0.2, 10)
                 H0, b0 = linalg.gram_system(Xb.indptr, Xb.indices, Xb.data, 1.5, Yc, Cc, Jc,
                                             0.2, 10)
-                np.testing.assert_allclose(H, H0, rtol=1e-12, atol=1e-12 * np.abs(H0).max())
+                # its lower triangle is the system's (the factor reads no other)
+                np.testing.assert_allclose(np.tril(H), np.tril(H0), rtol=1e-12,
+                                           atol=1e-12 * np.abs(H0).max())
                 np.testing.assert_allclose(b, b0, rtol=1e-12, atol=1e-12 * np.abs(b0).max())
+                np.testing.assert_allclose(linalg_numpy.solve_spd(H, b), np.linalg.solve(H0, b0),
+                                           rtol=1e-9, atol=1e-12)
                 assert (cache.updates == 0) == (step in (0, 6))
         finally:
             mp.undo()
