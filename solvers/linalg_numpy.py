@@ -122,7 +122,7 @@ class Held:
     hundred rows (usps49-10's tsvm: about half of its time on numpy). Each row's sum, and each
     column's sum over the rows in order, is the one taken on the rows J (the other rows add
     zeros), so the bytes are the same. Holds copies, never the caller's arrays, and is dropped
-    with them (:func:`_held`)."""
+    with them (:func:`_held`) or when the next fit begins (:func:`forget_held`)."""
 
     def __init__(self, indptr, indices, data, d: int):
         self.refs = (weakref.ref(indptr), weakref.ref(indices), weakref.ref(data, _drop))
@@ -186,6 +186,14 @@ def _drop(_ref) -> None:
     h = _HELD
     if h is not None and h.refs[2] is _ref:
         _HELD = None
+
+
+def forget_held() -> None:
+    """Drop the held parts: each fit begins with this (:class:`solvers.linear.Routines`), so
+    that parts kept from a fit before it never outlive a change made in place to the arrays
+    between the two fits (a fit never changes its own X)."""
+    global _HELD
+    _HELD = None
 
 
 def _held(indptr, indices, data, d: int) -> Held | None:

@@ -110,6 +110,7 @@ class Routines:
     """
 
     def __init__(self, numpy: bool):
+        linalg_numpy.forget_held()
         self.direct = linalg_numpy.DirectSolves()
         self.gram = GramCache()
         self.operators = linalg_numpy.OperatorCache()  # numpy's CG products on every row

@@ -449,6 +449,19 @@ def test_the_held_parts_go_with_their_matrix():
     assert linalg_numpy._HELD is None
 
 
+def test_a_fit_after_its_rows_changed_in_place_is_the_fit_of_the_new_rows():
+    """The parts held from a fit never serve the next one: X's values changed in place
+    between two numpy fits give the fit of a fresh copy of the new values."""
+    X, Y, C = random_problem(5, 120, 8, density=0.7)
+    with budget.history_free():
+        l2svm_mfn(X, Y, C, 0.1, numpy=True)
+        X.data *= 1.7
+        X.data[::3] = -X.data[::3]
+        changed = l2svm_mfn(X, Y, C, 0.1, numpy=True)
+        fresh = l2svm_mfn(X.copy(), Y, C, 0.1, numpy=True)
+    np.testing.assert_array_equal(changed.w, fresh.w)
+
+
 @pytest.mark.parametrize("forcing", [0.0, linear.SVM_FORCING])
 def test_a_fit_moves_to_numba_after_its_numpy_work_budget(monkeypatch, caplog, forcing):
     """A fit that begins on numpy and outgrows NUMPY_WORK continues on numba from where it
