@@ -432,6 +432,44 @@ def test_the_held_products_give_the_bytes_of_the_rows_copy(monkeypatch, seed):
         np.testing.assert_array_equal(mine, ref)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_cg_on_most_rows_by_the_held_parts_gives_the_bytes_of_the_rows_copy(monkeypatch, seed):
+    """CG over most of the rows (ascending, a third or more) runs its products on every row
+    with the held parts (:class:`solvers.linalg_numpy.HeldOperators`: no copy of the rows)
+    and gives the bytes of CG on the copy: the iterate, the outputs and the iterations, with
+    and without the preconditioner, on dense and sparse rows; a few rows or rows out of order
+    keep the copy."""
+    rng = np.random.default_rng(seed)
+    m, d = int(rng.integers(30, 300)), int(rng.integers(2, 40))
+    X, Y, C = random_problem(seed, m, d, density=0.6 if seed % 2 else 0.05)
+    subsets = [np.sort(rng.choice(m, 2 * m // 3, replace=False)),
+               np.sort(rng.choice(m, m // 3 + 1, replace=False)),
+               np.sort(rng.choice(m, m // 5, replace=False)), rng.permutation(m)[: m // 2]]
+    beta0 = rng.normal(size=d + 1)
+
+    def run():
+        out, kinds = [], []
+        for J in subsets:
+            J = J.astype(np.int64)
+            for precondition in (False, True):
+                beta = beta0.copy()
+                o = dense_aug(X, 2.0) @ beta
+                rows = linalg_numpy.ArrayRows(X.indptr, X.indices, X.data, 2.0, Y, C, J, o,
+                                              d + 1, linalg_numpy.OperatorCache())
+                ok, it = least_squares.cgls(rows, 0.3, beta, 1e-12, 200, precondition)
+                out += [beta, o, np.array([ok, it])]
+                kinds.append(type(rows.ops).__name__)
+        return out, kinds
+
+    held, kinds = run()
+    assert kinds == ["HeldOperators"] * 4 + ["Operators"] * 4
+    monkeypatch.setattr(linalg_numpy, "HELD_VALUES", -1)  # every product on the rows' copy
+    ref, kinds = run()
+    assert kinds == ["Operators"] * 8
+    for mine, theirs in zip(held, ref, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+
+
 def test_the_held_parts_go_with_their_matrix():
     """The held parts are dropped with the matrix they came from, and a matrix with other
     arrays gets parts of its own."""
