@@ -73,6 +73,11 @@ class Product:
         return out
 
 
+def _revalued(A, data):
+    """A CSR matrix with A's pattern (shared, not copied) and the stored values ``data``."""
+    return sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape, copy=False)
+
+
 def _rows(X, rows):
     """X's rows ``rows`` (X itself when they are all its rows in order)."""
     if _all_rows(rows, X.shape[0]):
@@ -166,16 +171,14 @@ class Held:
         """(X∘X)ᵀ z: Σ_i z_i x_ij², each stored value squared."""
         if self._sq_t is None:
             t = self._transpose(indptr, indices, data)
-            self._sq_t = sp.csr_matrix((t.data * t.data, t.indices, t.indptr), shape=t.shape,
-                                       copy=False)
+            self._sq_t = _revalued(t, t.data * t.data)
         return Product(self._sq_t)(z)
 
     def abs_times_t(self, indptr, indices, data, z):
         """|X|ᵀ z."""
         if self._abs_t is None:
             t = self._transpose(indptr, indices, data)
-            self._abs_t = sp.csr_matrix((np.abs(t.data), t.indices, t.indptr), shape=t.shape,
-                                        copy=False)
+            self._abs_t = _revalued(t, np.abs(t.data))
         return Product(self._abs_t)(z)
 
     def dense(self, indptr, indices, data):
@@ -242,9 +245,7 @@ class Operators:
     def __init__(self, XJ):
         XT = XJ.T.tocsr()
         self.times, self.times_t = Product(XJ), Product(XT)
-        XT2 = sp.csr_matrix((XT.data * XT.data, XT.indices, XT.indptr), shape=XT.shape,
-                            copy=False)
-        self.squares_t = Product(XT2)
+        self.squares_t = Product(_revalued(XT, XT.data * XT.data))
 
     def xt(self, z, bias, out):
         """out[:d] = XJᵀ z, out[d] = bias·Σz (:func:`_xt` by :attr:`times_t`)."""
