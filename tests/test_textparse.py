@@ -2,6 +2,8 @@
 line numbers, and the same error code, line and byte span for the first bad token, on
 generated lines, on mutated real files and on every token shape the grammar distinguishes."""
 
+import sys
+
 import numpy as np
 import pytest
 from conftest import SAMPLES, shared
@@ -165,6 +167,39 @@ def test_plain_blocks_take_the_whole_array_path():
                 b"99999999999 1:1\n", b"+1 3:2 1:1\n"):
         assert textparse.plain_block(bad, False, -1) is None
         assert assert_same(bad) != textparse.OK
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="possessive quantifiers: Python 3.11+")
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(lines, st.lists(_sorted_line(), min_size=1, max_size=5)),
+       st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(list(b"0123456789:.+-eE \t\r\n")),
+                          st.integers(0, 2)), max_size=3))
+def test_the_possessive_plain_pattern_accepts_the_same_blocks(ls, edits):
+    """The plain form's pattern with possessive quantifiers (the one Python 3.11+ runs) accepts
+    exactly the blocks its backtracking form does: a block it refused wrongly would still be
+    read right, line by line, so the tests above could not see it."""
+    b = bytearray(("\n".join(ls) + "\n").encode())
+    for pos, byte, op in edits:  # a byte changed, inserted or deleted
+        if not b:
+            break
+        pos %= len(b)
+        if op == 0:
+            b[pos] = byte
+        elif op == 1:
+            b.insert(pos, byte)
+        else:
+            del b[pos]
+    block = bytes(b[: b.rfind(b"\n") + 1])
+    fast, slow = textparse.plain_pattern(True), textparse.plain_pattern(False)
+    assert (fast.fullmatch(block) is None) == (slow.fullmatch(block) is None), block
+
+
+def test_the_plain_pattern_is_possessive_where_python_has_it():
+    assert (b"++" in textparse._PLAIN.pattern) == (sys.version_info >= (3, 11))
+    for block in ((SAMPLES / "pcmac.train").read_bytes(),
+                  shared("bench", "usps49-10", "train.svm").read_bytes(),
+                  b"+1 1:1 2:-2.5e-3 \t\n-1\n  0 7:.5\r\n"):
+        assert textparse._PLAIN.fullmatch(block) is not None
 
 
 def test_a_block_that_fails_late_is_rejected_at_once():
