@@ -98,6 +98,38 @@ def test_a_task_that_fails_or_dies_in_a_child_runs_again_here():
     assert lines[1] == "task 3 failed in here"  # the serial run's error, raised here
 
 
+def test_every_childs_output_is_read_as_it_comes(tmp_path):
+    """A child whose results fill its pipe goes on while another child still works: task 0
+    (child 0, read first) waits for a mark that child 1 leaves after its large task 1, so a
+    parent that read child 0 to its end before child 1 left child 1 stuck on a full pipe
+    and task 0 without its mark."""
+    mark = tmp_path / "mark"
+    out = run_script(f"""
+        import time
+        MARK = {str(mark)!r}
+
+        def fn(i):
+            if i == 0:
+                end = time.monotonic() + 20
+                while not os.path.exists(MARK) and time.monotonic() < end:
+                    time.sleep(0.01)
+                return np.array([float(os.path.exists(MARK))])
+            if i == 1:
+                return np.arange(200_000, dtype=np.float64)  # 1.6 MB: 25 pipes' worth
+            if i == 3:
+                open(MARK, "w").close()
+            return np.array([float(i)])
+
+        forks.allow(2)
+        batch = forks.Batch(fn, range(4))
+        assert len(batch.children) == 2
+        got = batch.results()
+        print(json.dumps([got[0].tolist(), float(got[1].sum()), got[3].tolist()]))
+    """)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [[1.0], float(sum(range(200_000))), [3.0]]
+
+
 def test_nothing_forks_in_the_library_beside_a_thread_or_for_one_task():
     out = run_script("""
         import threading
@@ -243,8 +275,9 @@ def test_folds_that_would_start_numba_run_in_turn_in_the_command(tmp_path):
 
 
 def test_a_commands_prior_estimate_forks_its_fits_with_the_serial_estimate(tmp_path):
-    """usmo's --prior auto: its logistic fits in children (on TBB), the same estimate line and
-    model bytes as one after another (GNU OpenMP: no fork)."""
+    """usmo's --prior auto and λ auto: the prior's logistic fits and the λ search's fits in
+    children (on TBB), the same estimate line and model bytes as one after another (GNU
+    OpenMP: no fork)."""
     import re
 
     args = ["--verbose", "-a", "usmo", "--negatives-as-unlabeled", SAMPLES / "pcmac.train"]
@@ -254,6 +287,7 @@ def test_a_commands_prior_estimate_forks_its_fits_with_the_serial_estimate(tmp_p
                  env={"NUMBA_NUM_THREADS": "2", "NUMBA_THREADING_LAYER": "omp"})
     assert forked.returncode == serial.returncode == 0, forked.stderr + serial.stderr
     assert "prior estimate: its 10 fits in 2 processes forked from this one" in forked.stderr
+    assert "the λ search's 18 fits in 2 processes forked from this one" in forked.stderr
     assert "forked from this one" not in serial.stderr
 
     def estimate(stderr):

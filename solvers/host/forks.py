@@ -186,17 +186,28 @@ class Batch:
                 self.children.append((pid, r))
 
     def _collect(self) -> dict:
+        """Every child's output, read from all pipes as it comes: a child whose pipe is full
+        (64 KiB: a task's values over 8,192 rows) waits until it is read, and read one child
+        after another, a later child stood still behind the first (usmo's λ search on a9a:
+        18 fits, no faster than in one process)."""
+        import selectors
+
         got = {}
         try:
+            chunks = {fd: [] for _, fd in self.children}
+            with selectors.DefaultSelector() as sel:
+                for fd in chunks:
+                    sel.register(fd, selectors.EVENT_READ)
+                while sel.get_map():
+                    for key, _ in sel.select():
+                        chunk = os.read(key.fd, 1 << 16)
+                        if chunk:
+                            chunks[key.fd].append(chunk)
+                        else:
+                            sel.unregister(key.fd)
             for pid, fd in self.children:
-                chunks = []
-                while True:
-                    chunk = os.read(fd, 1 << 16)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
                 os.waitpid(pid, 0)
-                got.update(_decode(b"".join(chunks)))
+                got.update(_decode(b"".join(chunks[fd])))
         finally:
             self.close()
         return got
